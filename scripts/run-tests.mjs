@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+// Runs the compiled test suite: unit, then contract (every backend), then end-to-end (real
+// processes, SIGKILL). Extra arguments are passed to `node --test` (e.g. --test-name-pattern).
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+
+const root = new URL("..", import.meta.url).pathname;
+const only = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+const flags = process.argv.slice(2).filter((a) => a.startsWith("--"));
+
+function find(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) return find(p);
+    return name.endsWith(".test.js") ? [p] : [];
+  });
+}
+
+const groups = only.length > 0 ? only : ["unit", "contract", "e2e"];
+let failed = false;
+for (const group of groups) {
+  const files = find(join(root, "dist", "tests", group)).sort();
+  if (files.length === 0) continue;
+  console.log(`\n=== ${group}: ${files.length} file(s)`);
+  // e2e files start many processes and judge real time: run them one file at a time.
+  const concurrency = group === "e2e" ? "1" : "2";
+  const r = spawnSync(
+    process.execPath,
+    ["--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...flags, ...files],
+    { stdio: "inherit" },
+  );
+  if (r.status !== 0) failed = true;
+}
+process.exit(failed ? 1 : 0);

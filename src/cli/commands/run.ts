@@ -1,0 +1,105 @@
+import type { Command } from "commander";
+import { formatDuration, parseDuration } from "../../domain/duration.js";
+import { invalidInput } from "../../domain/errors.js";
+import { resolveAcquire } from "../../lease/acquire-options.js";
+import { superviseCommand } from "../../lease/supervise-command.js";
+import { openLeasesFor, say, withStore } from "../context.js";
+
+interface RunFlags {
+  lease?: string;
+  ttl: string;
+  heartbeat?: string;
+  wait: string;
+  system: string;
+  note?: string;
+  grace: string;
+  store?: string;
+}
+
+export function registerRun(program: Command): void {
+  withStore(
+    program
+      .command("run")
+      .summary("run a command while holding a lease")
+      .description(
+        "Hold a lease on SCOPE while CMD runs: heartbeat it, hand CMD the fencing token, forward signals,\n" +
+          "and release the lease however CMD ends. CMD runs in its own process group.\n\n" +
+          "CMD gets QUIESCE_FENCING_TOKEN, QUIESCE_LEASE_SCOPE and QUIESCE_RUN_ID.\n" +
+          "Exit: CMD's own code; 75 if the lease could not be obtained (nothing ran);\n" +
+          "76 if the lease was lost while CMD ran (CMD was terminated).",
+      )
+      .option("--lease <scope>", "the scope to hold, e.g. patch:wave or host:db-7 (required)")
+      .option("--ttl <duration>", "how long the lease lives without a heartbeat", "30s")
+      .option("--heartbeat <duration>", "how often to renew (default: TTL/3)")
+      .option("--wait <duration>", "wait this long, in line, if the lease is held", "0s")
+      .option("--system <name>", "the system holding the lease", "quiesce")
+      .option("--note <text>", "a note shown in lock list/show")
+      .option(
+        "--grace <duration>",
+        "after the lease is lost: SIGTERM, then SIGKILL after this long",
+        "10s",
+      )
+      .argument("<cmd...>", "the command and its arguments (put them after --)")
+      .passThroughOptions(),
+  ).action(async (cmd: string[], flags: RunFlags) => {
+    // Checked here rather than as a commander requiredOption, so that an unknown flag is
+    // reported as such instead of as a missing --lease.
+    if (flags.lease === undefined) throw invalidInput("run: --lease SCOPE is required");
+    const scope = flags.lease;
+    const graceMs = parseDuration(flags.grace, "--grace");
+    // Validate everything (scope, durations, system) before the store is opened.
+    const acquire = {
+      ttl: parseDuration(flags.ttl, "--ttl"),
+      heartbeat:
+        flags.heartbeat === undefined ? undefined : parseDuration(flags.heartbeat, "--heartbeat"),
+      wait: parseDuration(flags.wait, "--wait"),
+      system: flags.system,
+      note: flags.note,
+    };
+    resolveAcquire(scope, acquire);
+    const [command, ...args] = cmd;
+    const leases = await openLeasesFor(flags);
+    leases.setKeeperEvents({
+      onRenewError: (e) =>
+        say(
+          `heartbeat failed (${(e as Error).message}); retrying until the lease's local deadline`,
+        ),
+    });
+    let exitCode: number;
+    try {
+      const r = await superviseCommand(leases, {
+        scope,
+        command: command!,
+        args,
+        acquire,
+        graceMs,
+        onMessage: say,
+      });
+      switch (r.outcome) {
+        case "not_acquired":
+          say(
+            `lease not obtained${acquire.wait > 0 ? ` within ${formatDuration(acquire.wait)}` : ""}: ${r.refusal.message}`,
+          );
+          break;
+        case "interrupted":
+          say(`interrupted by ${r.signal} while waiting for the lease; nothing ran`);
+          break;
+        case "lease_lost":
+          say(`lost the lease on ${scope} (token ${r.token}) while the command ran: ${r.reason}`);
+          break;
+        case "spawn_failed":
+          say(`cannot start ${command}: ${r.error}`);
+          break;
+        case "internal_error":
+          say(`stopped after an internal error: ${r.error}`);
+          break;
+        case "completed":
+          break;
+      }
+      exitCode = r.exitCode;
+    } finally {
+      await leases.close().catch(() => undefined);
+    }
+    process.exit(exitCode);
+  });
+}

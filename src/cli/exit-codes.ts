@@ -1,0 +1,30 @@
+import { ErrorCode, type QuiesceError } from "../domain/errors.js";
+
+/** The exit codes users script against (DESIGN.md, "Command line"). */
+export const Exit = {
+  OK: 0,
+  FAILURE: 1,
+  USAGE: 2,
+  /** run / lock acquire: the lease could not be obtained; nothing ran. (sysexits EX_TEMPFAIL) */
+  LEASE_UNAVAILABLE: 75,
+  /** run: the lease was lost while the command ran; lock renew/release, state set: token no longer current. */
+  LEASE_LOST: 76,
+} as const;
+
+export function exitCodeFor(e: QuiesceError): number {
+  switch (e.code) {
+    case ErrorCode.INVALID_INPUT:
+    case ErrorCode.STORE_INVALID:
+    case ErrorCode.SCHEMA_TOO_NEW:
+      return Exit.USAGE;
+    case ErrorCode.LEASE_HELD:
+      return Exit.LEASE_UNAVAILABLE;
+    case ErrorCode.LEASE_LOST:
+      return Exit.LEASE_LOST;
+    case ErrorCode.STORE_UNAVAILABLE:
+    case ErrorCode.INVALID_TRANSITION:
+    case ErrorCode.COMMAND_FAILED:
+    case ErrorCode.INTERNAL:
+      return Exit.FAILURE;
+  }
+}

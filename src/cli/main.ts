@@ -1,0 +1,85 @@
+import { Command, CommanderError } from "commander";
+import { isQuiesceError, QuiesceError } from "../domain/errors.js";
+import { Exit, exitCodeFor } from "./exit-codes.js";
+import { registerEvents } from "./commands/events.js";
+import { registerLock } from "./commands/lock.js";
+import { registerRun } from "./commands/run.js";
+import { registerState } from "./commands/state.js";
+import { registerStore } from "./commands/store.js";
+
+const VERSION = "0.1.0";
+
+function buildProgram(): Command {
+  const program = new Command("quiesce")
+    .version(VERSION)
+    .description(
+      "Crash-safe maintenance for long-running work: leases with heartbeats and fencing tokens.",
+    )
+    .enablePositionalOptions()
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined }); // we print commander's errors ourselves
+  registerRun(program);
+  registerLock(program);
+  registerState(program);
+  registerEvents(program);
+  registerStore(program);
+  program.addHelpText(
+    "after",
+    "\nStore: --store PATH | sqlite:PATH | postgres://... , or QUIESCE_STORE; default " +
+      "/var/lib/quiesce/quiesce.db (root) or ~/.local/state/quiesce/quiesce.db.\n" +
+      "Exit codes: 0 ok, 1 failure, 2 bad input, 75 lease not obtained, 76 lease lost.",
+  );
+  // Every subcommand inherits the same error handling.
+  for (const cmd of allCommands(program))
+    cmd.exitOverride().configureOutput({ writeErr: () => undefined });
+  return program;
+}
+
+function allCommands(c: Command): Command[] {
+  return c.commands.flatMap((s) => [s, ...allCommands(s)]);
+}
+
+function fail(message: string, code: number, error?: unknown): never {
+  process.stderr.write(`quiesce: ${message}\n`);
+  if (process.env.QUIESCE_DEBUG === "1" && error instanceof Error) {
+    process.stderr.write(`${error.stack ?? ""}\n`);
+    if (error.cause instanceof Error)
+      process.stderr.write(`caused by: ${error.cause.stack ?? error.cause.message}\n`);
+  }
+  process.exit(code);
+}
+
+async function main(): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(process.argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (
+        e.code === "commander.helpDisplayed" ||
+        e.code === "commander.version" ||
+        e.exitCode === 0
+      ) {
+        process.exit(0);
+      }
+      if (e.code === "commander.help") process.exit(Exit.OK);
+      fail(e.message.replace(/^error: /, ""), Exit.USAGE, e);
+    }
+    if (isQuiesceError(e)) fail(e.message, exitCodeFor(e), e);
+    fail(
+      `internal error: ${(e as Error)?.message ?? String(e)} (QUIESCE_DEBUG=1 shows details)`,
+      Exit.FAILURE,
+      e,
+    );
+  }
+}
+
+// A bug outside `run`'s supervision still ends with one line and exit 1, never a bare trace.
+process.on("uncaughtException", (e) => {
+  if (process.listenerCount("uncaughtException") > 1) return; // `run` is handling it
+  fail(`internal error: ${e.message} (QUIESCE_DEBUG=1 shows details)`, Exit.FAILURE, e);
+});
+
+export { QuiesceError };
+await main();

@@ -1,0 +1,50 @@
+/**
+ * One error type for the whole library. `code` is what callers branch on; `message` is a
+ * sentence a user can act on; `cause` keeps the underlying driver error for QUIESCE_DEBUG.
+ */
+export const ErrorCode = {
+  /** Bad flag, duration, scope name or other input: exit 2. */
+  INVALID_INPUT: "INVALID_INPUT",
+  /** The lease is held by someone else (or the queue is ahead of us). */
+  LEASE_HELD: "LEASE_HELD",
+  /** Our lease is gone: expired, taken over or released; a fenced write or release was refused. */
+  LEASE_LOST: "LEASE_LOST",
+  /** The store could not be reached or answered with an I/O error: exit 1. */
+  STORE_UNAVAILABLE: "STORE_UNAVAILABLE",
+  /** The store file or schema is not something this binary can use: exit 2. */
+  STORE_INVALID: "STORE_INVALID",
+  /** The store's schema was written by a newer quiesce: exit 2. */
+  SCHEMA_TOO_NEW: "SCHEMA_TOO_NEW",
+  /** A state machine refused a transition. */
+  INVALID_TRANSITION: "INVALID_TRANSITION",
+  /** The command quiesce was asked to run could not be started. */
+  COMMAND_FAILED: "COMMAND_FAILED",
+  /** Anything we did not expect: a bug. */
+  INTERNAL: "INTERNAL",
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+export class QuiesceError extends Error {
+  readonly code: ErrorCode;
+  /** Structured facts for `--json` output and events (holder, token, scope, ...). */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { cause?: unknown; details?: Record<string, unknown> } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "QuiesceError";
+    this.code = code;
+    this.details = options.details ?? {};
+  }
+}
+
+export function isQuiesceError(e: unknown, code?: ErrorCode): e is QuiesceError {
+  return e instanceof QuiesceError && (code === undefined || e.code === code);
+}
+
+export function invalidInput(message: string, details?: Record<string, unknown>): QuiesceError {
+  return new QuiesceError(ErrorCode.INVALID_INPUT, message, details ? { details } : {});
+}

@@ -1,0 +1,29 @@
+/**
+ * Named fault-injection points (after DBOS's debug points). `QUIESCE_CRASH_AT=POINT` makes the
+ * process SIGKILL itself when it reaches POINT; `POINT:throw` raises an uncaught error there
+ * instead, to exercise the paths that handle our own bugs. Several points: comma-separated.
+ * They exist for tests and `quiesce drill`; with the variable unset they cost one env lookup.
+ */
+export const CRASH_POINTS = {
+  "run.after-acquire": "`run` holds the lease; the command has not been started",
+  "run.after-spawn": "`run` started the command and recorded its pid",
+  "run.before-release": "the command ended; `run` has not released the lease yet",
+} as const;
+export type CrashPoint = keyof typeof CRASH_POINTS;
+
+export function crashPoint(name: CrashPoint): void {
+  const spec = process.env.QUIESCE_CRASH_AT;
+  if (!spec) return;
+  for (const item of spec.split(",")) {
+    const [point, mode = "kill"] = item.trim().split(":");
+    if (point !== name) continue;
+    if (mode === "throw") {
+      // Thrown from a fresh tick so that it is genuinely uncaught, as a real bug would be.
+      setImmediate(() => {
+        throw new Error(`injected failure at ${name} (QUIESCE_CRASH_AT)`);
+      });
+      return;
+    }
+    process.kill(process.pid, "SIGKILL");
+  }
+}

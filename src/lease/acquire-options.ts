@@ -1,0 +1,86 @@
+import { randomUUID } from "node:crypto";
+import { toMs } from "../domain/duration.js";
+import { DEFAULT_TTL_MS, leaseTiming, type LeaseOwner, type LeaseTiming } from "../domain/lease.js";
+import { validateNote, validateScope, validateSystem } from "../domain/names.js";
+import { hostIdentity, processStartTime } from "./process-identity.js";
+
+export interface AcquireOptions {
+  /** How long the lease lives without a heartbeat. Default 30s. */
+  ttl?: string | number;
+  /** How often the keeper renews it. Default TTL/3. */
+  heartbeat?: string | number;
+  /** How long to wait (in a fair queue) if the scope is held. Default 0: fail at once. */
+  wait?: string | number;
+  /** The system holding the lease; `quiesce` unless another system's job holds it. */
+  system?: string;
+  note?: string;
+  /** Defaults to a new random id; `quiesce run` passes it on as QUIESCE_RUN_ID. */
+  runId?: string;
+  /** The command line being protected, for humans reading `lock show`. */
+  command?: string;
+  /** The process that holds the lease; default this one. null for a lease held across
+   * commands by a script (`lock acquire`). */
+  pid?: number | null;
+  /** Renew automatically until released (default true). */
+  keepAlive?: boolean;
+  /** Aborts a wait. */
+  signal?: AbortSignal;
+  /** Called while waiting, about once a second, for a progress display. */
+  onWait?: (progress: WaitProgress) => void;
+  /** Poll interval while waiting (ms). Default 50. */
+  pollMs?: number;
+  /** Override the self-fencing margin (ms); see leaseTiming(). */
+  safetyMarginMs?: number;
+}
+
+export interface WaitProgress {
+  scope: string;
+  waitedMs: number;
+  remainingMs: number;
+  waitersAhead: number;
+  message: string;
+}
+
+export interface ResolvedAcquire {
+  scope: string;
+  timing: LeaseTiming;
+  waitMs: number;
+  owner: LeaseOwner;
+  keepAlive: boolean;
+  pollMs: number;
+}
+
+/** Validates everything up front, so bad input fails before the store is touched. */
+export function resolveAcquire(scope: string, o: AcquireOptions): ResolvedAcquire {
+  validateScope(scope, "scope");
+  const ttlMs = o.ttl === undefined ? DEFAULT_TTL_MS : toMs(o.ttl, "--ttl");
+  const heartbeatMs = o.heartbeat === undefined ? undefined : toMs(o.heartbeat, "--heartbeat");
+  const timing = leaseTiming(ttlMs, heartbeatMs, o.safetyMarginMs);
+  const waitMs = o.wait === undefined ? 0 : toMs(o.wait, "--wait");
+  const pid = o.pid === undefined ? process.pid : o.pid;
+  const id = hostIdentity();
+  return {
+    scope,
+    timing,
+    waitMs,
+    keepAlive: o.keepAlive ?? true,
+    pollMs: o.pollMs ?? 50,
+    owner: {
+      runId: o.runId ?? newRunId(),
+      system: validateSystem(o.system ?? "quiesce"),
+      host: id.host,
+      pid,
+      pidStart: pid === null ? null : processStartTime(pid),
+      bootId: id.bootId,
+      childPid: null,
+      childPidStart: null,
+      command: o.command ?? null,
+      note: o.note === undefined ? null : validateNote(o.note),
+    },
+  };
+}
+
+/** `r-` + a random UUID: unique across hosts without coordination. */
+export function newRunId(): string {
+  return `r-${randomUUID()}`;
+}

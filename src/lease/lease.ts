@@ -1,0 +1,198 @@
+import { ErrorCode, QuiesceError } from "../domain/errors.js";
+import { EventKind } from "../domain/event.js";
+import { describeFenceFailure } from "../domain/fencing.js";
+import type { LeaseRecord, LeaseTiming } from "../domain/lease.js";
+import {
+  advanceWindow,
+  isPastLocalDeadline,
+  remainingValidity,
+  type ClockReading,
+  type ValidityWindow,
+} from "../domain/self-fencing.js";
+import type { FenceOutcome, ReleaseOutcome, Store } from "../store/store.js";
+import { readClock } from "./clock.js";
+import { processStartTime } from "./process-identity.js";
+
+/** What the keeper needs from a lease it renews. */
+export interface KeeperHooks {
+  untrack(lease: Lease): void;
+}
+
+/**
+ * A held lease. `signal` aborts the moment the lease is lost: a renewal refused, or no
+ * successful renewal by the local deadline (I4). Code about to start a side effect asks
+ * `assertHeld()` or `remainingMs()` first; both check the deadline on the spot, so they are
+ * right even if the timers have not run (a process that was just un-paused).
+ */
+export class Lease implements AsyncDisposable {
+  readonly scope: string;
+  readonly token: number;
+  readonly runId: string;
+  readonly timing: LeaseTiming;
+  /** The record as acquired (store times). */
+  readonly record: LeaseRecord;
+  readonly signal: AbortSignal;
+
+  private readonly controller = new AbortController();
+  private window: ValidityWindow;
+  private lossReason: string | null = null;
+  private released = false;
+  private keeper: KeeperHooks | null = null;
+
+  constructor(
+    private readonly store: Store,
+    record: LeaseRecord,
+    timing: LeaseTiming,
+    acquiredAt: ClockReading,
+  ) {
+    this.record = record;
+    this.scope = record.scope;
+    this.token = record.token;
+    this.runId = record.owner.runId;
+    this.timing = timing;
+    this.signal = this.controller.signal;
+    this.window = { renewedAt: acquiredAt, budgetMs: timing.ttlMs - timing.safetyMarginMs };
+  }
+
+  /** @internal the keeper attaches itself when it starts renewing this lease. */
+  attachKeeper(keeper: KeeperHooks): void {
+    this.keeper = keeper;
+  }
+
+  /** @internal when the request that last renewed this lease started. */
+  get renewedAt(): ClockReading {
+    return this.window.renewedAt;
+  }
+
+  get lost(): boolean {
+    this.checkDeadline();
+    return this.lossReason !== null;
+  }
+
+  get lostReason(): string | null {
+    return this.lossReason;
+  }
+
+  get isReleased(): boolean {
+    return this.released;
+  }
+
+  /** Milliseconds the lease is still surely ours; 0 once lost or released. */
+  remainingMs(now: ClockReading = readClock()): number {
+    if (this.released || this.lost) return 0;
+    return Math.max(0, remainingValidity(this.window, now));
+  }
+
+  /** Throws LEASE_LOST unless the lease is held and inside its local deadline. */
+  assertHeld(): void {
+    if (this.released) {
+      throw new QuiesceError(
+        ErrorCode.LEASE_LOST,
+        `the lease on ${this.scope} (token ${this.token}) was released`,
+      );
+    }
+    if (this.lost) {
+      throw new QuiesceError(
+        ErrorCode.LEASE_LOST,
+        `the lease on ${this.scope} (token ${this.token}) was lost: ${this.lossReason ?? "unknown"}`,
+      );
+    }
+  }
+
+  /** Writes a key of the scope's fenced state; refused (LEASE_LOST) unless the token is current (I3). */
+  async putState(key: string, value: string): Promise<void> {
+    this.assertHeld();
+    this.checkFence(await this.store.putState(this.scope, this.token, key, value));
+  }
+
+  /** Records the wrapped command's pid so that readers (and takeover probes) can find it. */
+  async setChild(pid: number): Promise<void> {
+    this.assertHeld();
+    this.checkFence(await this.store.setChild(this.scope, this.token, pid, processStartTime(pid)));
+  }
+
+  private checkFence(r: FenceOutcome): void {
+    if (r.ok) return;
+    const why = describeFenceFailure(this.scope, this.token, r.reason, r.current, r.now);
+    this.markLost(`a fenced write was refused: ${why}`);
+    throw new QuiesceError(ErrorCode.LEASE_LOST, why, { details: { reason: r.reason } });
+  }
+
+  /** @internal the keeper calls this after a renewal that started at `start` succeeded. */
+  renewed(start: ClockReading): void {
+    if (this.lossReason === null) this.window = advanceWindow(this.window, start);
+  }
+
+  private checkDeadline(): void {
+    if (
+      this.lossReason === null &&
+      !this.released &&
+      isPastLocalDeadline(this.window, readClock())
+    ) {
+      this.markLost(
+        `no successful renewal within ${this.window.budgetMs} ms (TTL ${this.timing.ttlMs} ms minus a safety margin of ${this.timing.safetyMarginMs} ms)`,
+      );
+    }
+  }
+
+  /**
+   * @internal gives the lease up as lost: fires the signal, stops renewals and logs a
+   * `lease.lost` event if the store can be reached. Never undone.
+   */
+  markLost(reason: string): void {
+    if (this.lossReason !== null || this.released) return;
+    this.lossReason = reason;
+    this.keeper?.untrack(this);
+    this.controller.abort(
+      new QuiesceError(
+        ErrorCode.LEASE_LOST,
+        `lost the lease on ${this.scope} (token ${this.token}): ${reason}`,
+      ),
+    );
+    const o = this.record.owner;
+    this.store
+      .recordEvent({
+        kind: EventKind.LeaseLost,
+        scope: this.scope,
+        token: this.token,
+        runId: this.runId,
+        host: o.host,
+        pid: o.pid,
+        message: `holder gave the lease up as lost: ${reason}`,
+        detail: { reason },
+      })
+      .catch(() => undefined); // the store may be the reason; the loss stands either way
+  }
+
+  /**
+   * Releases the lease (idempotent). A lease already lost is still offered for release: the
+   * store refuses it if the token is no longer current or has expired, and says so in its log.
+   */
+  async release(reason = "released by its holder"): Promise<ReleaseOutcome> {
+    if (this.released) return { ok: true };
+    this.checkDeadline();
+    this.keeper?.untrack(this);
+    const o = this.record.owner;
+    // If the store cannot be reached this throws and the lease stays unreleased (it will
+    // expire); the caller may try again.
+    const r = await this.store.release({
+      scope: this.scope,
+      token: this.token,
+      runId: this.runId,
+      host: o.host,
+      pid: o.pid,
+      reason,
+    });
+    this.released = true;
+    if (!this.signal.aborted) {
+      this.controller.abort(
+        new QuiesceError(ErrorCode.LEASE_LOST, `the lease on ${this.scope} was released`),
+      );
+    }
+    return r;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.release("scope of `await using` ended");
+  }
+}

@@ -1,0 +1,190 @@
+import { ErrorCode, QuiesceError } from "../domain/errors.js";
+import type { EventRecord } from "../domain/event.js";
+import { toMs } from "../domain/duration.js";
+import { describeFenceFailure, fenceFailure } from "../domain/fencing.js";
+import {
+  describeBlockingLease,
+  leaseTiming,
+  MIN_TTL_MS,
+  type LeaseRecord,
+} from "../domain/lease.js";
+import { validateScope } from "../domain/names.js";
+import type { AcquireOutcome, EventFilter, Store } from "../store/store.js";
+import { type AcquireOptions, resolveAcquire, type ResolvedAcquire } from "./acquire-options.js";
+import { readClock } from "./clock.js";
+import { HeartbeatKeeper, type KeeperEvents } from "./heartbeat-keeper.js";
+import { Lease } from "./lease.js";
+import { hostIdentity } from "./process-identity.js";
+import { waitInQueue } from "./wait-queue.js";
+
+export type Refusal = Extract<AcquireOutcome, { ok: false }> & { message: string };
+export type TryAcquireResult = { ok: true; lease: Lease } | Refusal;
+
+/**
+ * The library's entry point for leases. One instance per store per process: it owns the
+ * heartbeat keeper, so all the leases it hands out are renewed together.
+ *
+ *     await using lease = await leases.acquire("patch:wave", { ttl: "30s" });
+ *     doWork(lease.signal, lease.token);
+ */
+export class Leases implements AsyncDisposable {
+  readonly store: Store;
+  private readonly keeper: HeartbeatKeeper;
+  private readonly held = new Set<Lease>();
+  private readonly keeperEvents: KeeperEvents;
+
+  constructor(store: Store, events: KeeperEvents = {}) {
+    this.store = store;
+    this.keeperEvents = { ...events };
+    this.keeper = new HeartbeatKeeper(store, this.keeperEvents);
+  }
+
+  /** Replaces the keeper's callbacks (e.g. to report renewal errors on a terminal). */
+  setKeeperEvents(events: KeeperEvents): void {
+    Object.assign(this.keeperEvents, events);
+  }
+
+  /** Contention is a result, not an exception: `{ ok: false, reason, holder, message }`. */
+  async tryAcquire(scope: string, options: AcquireOptions = {}): Promise<TryAcquireResult> {
+    const req = resolveAcquire(scope, options);
+    const start = readClock();
+    const first = await this.store.acquire({
+      scope,
+      ttlMs: req.timing.ttlMs,
+      owner: req.owner,
+      ticket: null,
+    });
+    if (first.ok) return { ok: true, lease: this.adopt(first.lease, req, start) };
+    if (req.waitMs === 0) return refusal(scope, first);
+    const waited = await waitInQueue(this.store, req, options, first);
+    if (!waited.ok) return refusal(scope, waited);
+    return { ok: true, lease: this.adopt(waited.lease, req, waited.start) };
+  }
+
+  /** Like tryAcquire, but throws LEASE_HELD (with the holder in `details`) when refused. */
+  async acquire(scope: string, options: AcquireOptions = {}): Promise<Lease> {
+    const r = await this.tryAcquire(scope, options);
+    if (r.ok) return r.lease;
+    throw new QuiesceError(ErrorCode.LEASE_HELD, r.message, {
+      details: { scope, reason: r.reason, holder: r.holder, waitersAhead: r.waitersAhead },
+    });
+  }
+
+  private adopt(
+    record: LeaseRecord,
+    req: ResolvedAcquire,
+    start: ReturnType<typeof readClock>,
+  ): Lease {
+    const lease = new Lease(this.store, record, req.timing, start);
+    if (req.keepAlive) {
+      this.keeper.track(lease);
+      this.held.add(lease);
+      lease.signal.addEventListener("abort", () => this.held.delete(lease), { once: true });
+    }
+    return lease;
+  }
+
+  /** Leases this instance holds and renews. */
+  get active(): readonly Lease[] {
+    return [...this.held];
+  }
+
+  list(): Promise<{ leases: LeaseRecord[]; now: number }> {
+    return this.store.listLeases();
+  }
+
+  get(scope: string): Promise<{ lease: LeaseRecord | null; now: number }> {
+    return this.store.getLease(scope);
+  }
+
+  events(filter: EventFilter = {}): Promise<EventRecord[]> {
+    return this.store.listEvents(filter);
+  }
+
+  // --- Leases held across commands (`lock acquire/renew/release`, other systems' scripts):
+  // the caller presents the token; the store's fence decides.
+
+  /** Renews a lease by token, for its TTL unless `ttl` is given; LEASE_LOST if not current. */
+  async renewByToken(scope: string, token: number, ttl?: string | number): Promise<LeaseRecord> {
+    validateScope(scope, "scope");
+    const before = await this.store.getLease(scope);
+    const ttlMs = ttl === undefined ? (before.lease?.ttlMs ?? 0) : toMs(ttl, "--ttl");
+    if (ttl !== undefined) leaseTiming(ttlMs);
+    const { renewed } = await this.store.renew([
+      { scope, token, ttlMs: Math.max(ttlMs, MIN_TTL_MS) },
+    ]);
+    const after = await this.store.getLease(scope);
+    if (!renewed.has(scope)) throw lostError(scope, token, after.lease, after.now);
+    return after.lease!;
+  }
+
+  /** Releases a lease by token; LEASE_LOST if the token is not current or the lease expired. */
+  async releaseByToken(
+    scope: string,
+    token: number,
+    reason: string,
+    who: { pid?: number | null } = {},
+  ): Promise<void> {
+    validateScope(scope, "scope");
+    const id = hostIdentity();
+    const r = await this.store.release({
+      scope,
+      token,
+      runId: null,
+      host: id.host,
+      pid: who.pid ?? null,
+      reason,
+    });
+    if (!r.ok) throw lostError(scope, token, r.current, r.now, r.reason);
+  }
+
+  /** A fenced write by token (I3): LEASE_LOST unless the token is current and unexpired. */
+  async putStateByToken(scope: string, token: number, key: string, value: string): Promise<void> {
+    validateScope(scope, "scope");
+    const r = await this.store.putState(scope, token, key, value);
+    if (!r.ok) throw lostError(scope, token, r.current, r.now, r.reason);
+  }
+
+  /**
+   * Releases every lease still held (I7), stops the keeper and closes the store. Idempotent.
+   * Releases that fail are reported together after the others were tried.
+   */
+  async close(reason = "holder shut down"): Promise<void> {
+    const errors: unknown[] = [];
+    for (const l of [...this.held]) {
+      await l.release(reason).catch((e: unknown) => errors.push(e));
+    }
+    this.held.clear();
+    this.keeper.stop();
+    await this.store.close();
+    if (errors.length > 0) throw errors[0];
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+}
+
+function lostError(
+  scope: string,
+  token: number,
+  current: LeaseRecord | null,
+  now: number,
+  reason = fenceFailure(current, token, now) ?? "not_held",
+): QuiesceError {
+  return new QuiesceError(
+    ErrorCode.LEASE_LOST,
+    describeFenceFailure(scope, token, reason, current, now),
+    {
+      details: { scope, token, reason, currentToken: current?.token ?? null },
+    },
+  );
+}
+
+function refusal(scope: string, r: Extract<AcquireOutcome, { ok: false }>): Refusal {
+  let message: string;
+  if (r.holder) message = describeBlockingLease(r.holder, r.now);
+  else
+    message = `${scope} is free but ${r.waitersAhead} waiter(s) are queued ahead; use --wait to take a place in line`;
+  return { ...r, message };
+}

@@ -1,0 +1,37 @@
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+
+/**
+ * Facts that let a later reader tell whether a lease's owner is still the same process: the
+ * host, the boot (a reboot kills every holder), and the pid with its start time (a pid alone
+ * can be reused by an unrelated process). Linux-specific parts return null elsewhere.
+ */
+export interface HostIdentity {
+  host: string;
+  bootId: string | null;
+}
+
+let cachedBootId: string | null | undefined;
+
+export function hostIdentity(): HostIdentity {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    } catch {
+      cachedBootId = null;
+    }
+  }
+  return { host: hostname(), bootId: cachedBootId };
+}
+
+/** The process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or null. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) is in parentheses and may itself contain spaces or ')'.
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return rest[19] ?? null; // fields 3.. start at index 0, so field 22 is index 19
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,87 @@
+import { describeBlockingLease, type LeaseRecord } from "../domain/lease.js";
+import type { AcquireOutcome, Store } from "../store/store.js";
+import type { AcquireOptions, ResolvedAcquire } from "./acquire-options.js";
+import { readClock, sleep } from "./clock.js";
+
+/** A waiter that stops refreshing its ticket (it died) drops out of line after this long. */
+const TICKET_TTL_MS = 3000;
+const PROGRESS_EVERY_MS = 1000;
+
+type Refused = Extract<AcquireOutcome, { ok: false }>;
+export type WaitResult =
+  { ok: true; lease: LeaseRecord; start: ReturnType<typeof readClock> } | Refused;
+
+/**
+ * `--wait`: take a ticket, then poll read-only until the scope is free and no live waiter is
+ * ahead, and only then try the (writing) acquisition. SQLite's busy handler alone is unfair
+ * (one process re-acquires over and over while others starve); the queue hands the lease over
+ * in arrival order on both backends. Polls are reads, so waiting costs no fsyncs; the ticket
+ * is refreshed every second so a dead waiter stops blocking the line within TICKET_TTL_MS.
+ */
+export async function waitInQueue(
+  store: Store,
+  req: ResolvedAcquire,
+  options: AcquireOptions,
+  first: Refused,
+): Promise<WaitResult> {
+  const begin = readClock().mono;
+  const deadline = begin + req.waitMs;
+  const owner = req.owner;
+  const ticket = await store.enqueue(req.scope, TICKET_TTL_MS, owner);
+  let last: Refused = first;
+  let refreshedAt = readClock().mono;
+  let reportedAt = -Infinity;
+  let expiredTokenNoted = first.reason === "expired" ? first.holder?.token : undefined;
+  let won = false;
+  try {
+    for (;;) {
+      const now = readClock().mono;
+      if (now - refreshedAt >= TICKET_TTL_MS / 3) {
+        await store.refreshTicket(ticket, TICKET_TTL_MS);
+        refreshedAt = now;
+      }
+      const p = await store.peek(req.scope, ticket);
+      if (p.free && p.waitersAhead === 0) {
+        const start = readClock();
+        const r = await store.acquire({ scope: req.scope, ttlMs: req.timing.ttlMs, owner, ticket });
+        if (r.ok) {
+          won = true;
+          return { ok: true, lease: r.lease, start };
+        }
+        last = r;
+      } else {
+        const expired = p.holder !== null && p.holder.expiresAt <= p.now;
+        // Log the expiry (the store does it once per token), then keep waiting: an expired
+        // lease is cleared only by a takeover with proof of death, never by waiting it out.
+        if (expired && p.holder && expiredTokenNoted !== p.holder.token) {
+          expiredTokenNoted = p.holder.token;
+          await store.noteExpiry(p.holder.scope, p.holder.token);
+        }
+        last = {
+          ok: false,
+          reason: p.holder ? (expired ? "expired" : "held") : "queued",
+          holder: p.holder,
+          now: p.now,
+          waitersAhead: p.waitersAhead,
+        };
+      }
+      const left = deadline - readClock().mono;
+      if (left <= 0) return last;
+      if (options.onWait && now - reportedAt >= PROGRESS_EVERY_MS) {
+        reportedAt = now;
+        options.onWait({
+          scope: req.scope,
+          waitedMs: now - begin,
+          remainingMs: left,
+          waitersAhead: last.waitersAhead,
+          message: last.holder
+            ? describeBlockingLease(last.holder, last.now)
+            : `${last.waitersAhead} waiter(s) ahead`,
+        });
+      }
+      await sleep(Math.min(req.pollMs, left), options.signal);
+    }
+  } finally {
+    if (!won) await store.dequeue(ticket).catch(() => undefined);
+  }
+}

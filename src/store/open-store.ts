@@ -1,0 +1,58 @@
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { invalidInput } from "../domain/errors.js";
+import { PgStore } from "./postgres/pg-store.js";
+import { SqliteStore } from "./sqlite/sqlite-store.js";
+import type { Store } from "./store.js";
+
+/**
+ * Where the embedded store lives when nothing says otherwise: a system-wide file for root
+ * (every agent on the host shares it), a per-user state file for everyone else.
+ */
+export function defaultSqlitePath(
+  env: NodeJS.ProcessEnv = process.env,
+  uid = process.getuid?.() ?? -1,
+): string {
+  if (uid === 0) return "/var/lib/quiesce/quiesce.db";
+  const state =
+    env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/")
+      ? env.XDG_STATE_HOME
+      : join(homedir(), ".local", "state");
+  return join(state, "quiesce", "quiesce.db");
+}
+
+export type StoreTarget =
+  { backend: "sqlite"; path: string } | { backend: "postgres"; url: string };
+
+/** `--store` wins over QUIESCE_STORE, which wins over the default file. */
+export function resolveStore(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): StoreTarget {
+  const spec = flag ?? (env.QUIESCE_STORE || undefined);
+  if (spec === undefined) return { backend: "sqlite", path: defaultSqlitePath(env) };
+  if (spec.trim() === "") throw invalidInput("--store: the store location is empty");
+  if (/^postgres(ql)?:\/\//i.test(spec)) return { backend: "postgres", url: spec };
+  if (spec.startsWith("sqlite:")) {
+    const path = spec.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
+    if (path === "")
+      throw invalidInput(
+        "--store: sqlite: needs a file path, e.g. sqlite:/var/lib/quiesce/quiesce.db",
+      );
+    return { backend: "sqlite", path };
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
+    throw invalidInput(
+      `--store: "${spec.split("://")[0]}://" stores are not supported; use a file path, sqlite:PATH or postgres://...`,
+    );
+  }
+  return { backend: "sqlite", path: spec };
+}
+
+export async function openStore(
+  flag?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Store> {
+  const target = resolveStore(flag, env);
+  return target.backend === "postgres" ? PgStore.open(target.url) : new SqliteStore(target.path);
+}

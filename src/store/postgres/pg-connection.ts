@@ -1,0 +1,111 @@
+import pg from "pg";
+import { ErrorCode, QuiesceError } from "../../domain/errors.js";
+
+export interface PgTarget {
+  /** The connection string handed to node-postgres (without our `schema` parameter). */
+  connectionString: string;
+  /** The schema quiesce's tables live in; `public` unless the URL says `?schema=NAME`. */
+  schema: string;
+  /** The URL with any password removed, for messages and `store info`. */
+  display: string;
+}
+
+const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** `postgres://user@127.0.0.1:5432/db?schema=quiesce` -> connection string + schema. */
+export function parsePgUrl(url: string): PgTarget {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new QuiesceError(
+      ErrorCode.INVALID_INPUT,
+      `--store: "${redact(url)}" is not a valid PostgreSQL URL`,
+    );
+  }
+  const schema = u.searchParams.get("schema") ?? "public";
+  if (!SCHEMA.test(schema)) {
+    throw new QuiesceError(
+      ErrorCode.INVALID_INPUT,
+      `--store: schema "${schema}" is not a valid schema name (lowercase letters, digits, _)`,
+    );
+  }
+  u.searchParams.delete("schema");
+  const display = new URL(u.toString());
+  if (display.password) display.password = "***";
+  return { connectionString: u.toString(), schema, display: display.toString() };
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+}
+
+const INT8 = 20;
+
+/**
+ * A small pool: the heartbeat keeper must get a connection even while other queries run.
+ * bigint columns (tokens, epoch ms) are parsed to numbers: they stay far below 2^53.
+ * An idle connection killed by the server (pg_terminate_backend, a restart) emits 'error' on
+ * the pool; the pool drops it and the next query gets a fresh one, so the handler only has to
+ * keep the process alive.
+ */
+export function createPool(target: PgTarget): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: target.connectionString,
+    max: 4,
+    idleTimeoutMillis: 10_000,
+    connectionTimeoutMillis: 5_000,
+    query_timeout: 15_000,
+    application_name: "quiesce",
+    options: `-c search_path=${target.schema}`,
+    types: {
+      getTypeParser: ((oid: number, format?: "text" | "binary"): unknown =>
+        oid === INT8
+          ? (v: string) => Number(v)
+          : (pg.types.getTypeParser(oid, format) as unknown)) as typeof pg.types.getTypeParser,
+    },
+  });
+  pool.on("error", () => {
+    /* an idle client died; the pool replaces it on the next query */
+  });
+  return pool;
+}
+
+/** Maps a node-postgres error to one sentence naming the store. */
+export function pgError(e: unknown, display: string, doing: string): QuiesceError {
+  if (e instanceof QuiesceError) return e;
+  const err = e as Error & { code?: string };
+  const network = [
+    "ECONNREFUSED",
+    "ENOTFOUND",
+    "ETIMEDOUT",
+    "ECONNRESET",
+    "EHOSTUNREACH",
+    "EAI_AGAIN",
+  ];
+  if (err.code !== undefined && network.includes(err.code)) {
+    return new QuiesceError(
+      ErrorCode.STORE_UNAVAILABLE,
+      `cannot reach the PostgreSQL store ${display}: ${err.message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  if (err.code === "3D000" || err.code === "28P01" || err.code === "28000") {
+    return new QuiesceError(
+      ErrorCode.STORE_UNAVAILABLE,
+      `cannot use the PostgreSQL store ${display}: ${err.message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  return new QuiesceError(
+    ErrorCode.STORE_UNAVAILABLE,
+    `the PostgreSQL store ${display} failed to ${doing}: ${err.message}`,
+    {
+      cause: e,
+    },
+  );
+}

@@ -1,0 +1,130 @@
+/**
+ * The PostgreSQL backend's SQL. Times are the server's clock_timestamp() (I10), read once per
+ * statement in the `clock` CTE. A lease is current when `held AND token = $token AND
+ * expires_at > now`; every write under a lease repeats that fence in its WHERE clause, and the
+ * UPDATE's row lock (or FOR SHARE) keeps a concurrent acquisition from slipping in between.
+ */
+
+/** Lease columns with times converted to epoch ms, so rows map like SQLite's. */
+export function leaseColumns(a: string): string {
+  return `${a}.scope, ${a}.token, ${a}.held, ${a}.run_id, ${a}.system, ${a}.host, ${a}.pid,
+    ${a}.pid_start, ${a}.boot_id, ${a}.child_pid, ${a}.child_pid_start, ${a}.command, ${a}.note,
+    ${a}.ttl_ms, quiesce_ms(${a}.acquired_at) AS acquired_at, quiesce_ms(${a}.heartbeat_at) AS heartbeat_at,
+    quiesce_ms(${a}.expires_at) AS expires_at, ${a}.expiry_reported`;
+}
+
+const AHEAD = `(SELECT count(*)::int FROM quiesce_waiters w
+                 WHERE w.scope = $1 AND w.expires_at > clock.now AND ($2::bigint IS NULL OR w.id < $2::bigint))`;
+
+/** $1 scope, $2 ticket, $3..$12 owner, $13 ttl_ms, $14 event detail. One statement, one commit. */
+export const ACQUIRE = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+acq AS (
+  INSERT INTO quiesce_leases AS l (scope, token, held, run_id, system, host, pid, pid_start, boot_id,
+      child_pid, child_pid_start, command, note, ttl_ms, acquired_at, heartbeat_at, expires_at, expiry_reported)
+  SELECT $1, 1, true, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint,
+         clock.now, clock.now, clock.now + $13::bigint * interval '1 millisecond', false
+    FROM clock WHERE ${AHEAD} = 0
+  ON CONFLICT (scope) DO UPDATE SET token = l.token + 1, held = true, run_id = excluded.run_id,
+      system = excluded.system, host = excluded.host, pid = excluded.pid, pid_start = excluded.pid_start,
+      boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
+      command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
+      acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
+      expires_at = excluded.expires_at, expiry_reported = false
+   WHERE NOT l.held
+  RETURNING l.*
+),
+deq AS (
+  DELETE FROM quiesce_waiters w USING clock
+   WHERE EXISTS (SELECT 1 FROM acq) AND w.scope = $1 AND (w.id = $2::bigint OR w.expires_at <= clock.now)
+),
+ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, 'lease.acquired', acq.scope, acq.token, acq.run_id, acq.host, acq.pid,
+         'acquired with token ' || acq.token || ' for ' || acq.ttl_ms || ' ms', $14::jsonb
+    FROM acq, clock
+)
+SELECT ${leaseColumns("acq")}, quiesce_ms(clock.now) AS now FROM acq, clock`;
+
+/** $1 scope, $2 ticket: the lease (if any row) and the queue ahead, at one instant. */
+export const PEEK = `
+WITH clock AS (SELECT clock_timestamp() AS now)
+SELECT ${leaseColumns("l")}, quiesce_ms(clock.now) AS now, ${AHEAD} AS ahead
+  FROM clock LEFT JOIN quiesce_leases l ON l.scope = $1`;
+
+/** $1 scope, $2 token: the first reader to find the lease past expiry logs it, once per token. */
+export const NOTE_EXPIRY = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+m AS (
+  UPDATE quiesce_leases l SET expiry_reported = true FROM clock
+   WHERE l.scope = $1 AND l.token = $2 AND l.held AND NOT l.expiry_reported AND l.expires_at <= clock.now
+  RETURNING l.*
+)
+INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+SELECT clock.now, 'lease.expired', m.scope, m.token, m.run_id, m.host, m.pid,
+       'lease expired ' || (quiesce_ms(clock.now) - quiesce_ms(m.expires_at)) ||
+       ' ms ago without being released (last heartbeat ' || (quiesce_ms(clock.now) - quiesce_ms(m.heartbeat_at)) || ' ms ago)',
+       jsonb_build_object('expiresAt', quiesce_ms(m.expires_at), 'heartbeatAt', quiesce_ms(m.heartbeat_at),
+                          'owner', jsonb_build_object('runId', m.run_id, 'system', m.system, 'host', m.host, 'pid', m.pid))
+  FROM m, clock`;
+
+/** $1 scopes, $2 tokens, $3 ttls: every lease of a keeper tick in one statement. Sorted by the
+ * caller so two statements never lock rows in opposite orders. */
+export const RENEW = `
+WITH clock AS (SELECT clock_timestamp() AS now)
+UPDATE quiesce_leases l
+   SET heartbeat_at = clock.now, expires_at = clock.now + r.ttl_ms * interval '1 millisecond', ttl_ms = r.ttl_ms
+  FROM clock, unnest($1::text[], $2::bigint[], $3::bigint[]) AS r(scope, token, ttl_ms)
+ WHERE l.scope = r.scope AND l.token = r.token AND l.held AND l.expires_at > clock.now
+RETURNING l.scope`;
+
+/** $1 scope, $2 token, $3 run_id, $4 host, $5 pid, $6 reason. */
+export const RELEASE = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+rel AS (
+  UPDATE quiesce_leases l
+     SET held = false, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
+         boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
+         ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = false
+    FROM clock
+   WHERE l.scope = $1 AND l.token = $2 AND l.held AND l.expires_at > clock.now
+  RETURNING l.scope
+),
+ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, 'lease.released', $1, $2, $3, $4, $5, 'released: ' || $6::text,
+         jsonb_build_object('reason', $6::text)
+    FROM rel, clock
+)
+SELECT count(*)::int AS n FROM rel`;
+
+/** $1 scope, $2 token, $3 child pid, $4 child start. */
+export const SET_CHILD = `
+UPDATE quiesce_leases SET child_pid = $3, child_pid_start = $4
+ WHERE scope = $1 AND token = $2 AND held AND expires_at > clock_timestamp()
+RETURNING scope`;
+
+/** $1 scope, $2 token, $3 key, $4 value. FOR SHARE holds the lease row until commit, so an
+ * acquisition (which must lock it to change the token) cannot commit in between. */
+export const PUT_STATE = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+fence AS (
+  SELECT l.scope FROM quiesce_leases l, clock
+   WHERE l.scope = $1 AND l.token = $2 AND l.held AND l.expires_at > clock.now
+  FOR SHARE OF l
+)
+INSERT INTO quiesce_state (scope, key, value, token, updated_at)
+SELECT $1, $3, $4, $2, clock.now FROM fence, clock
+ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, token = excluded.token, updated_at = excluded.updated_at
+RETURNING scope`;
+
+export const INSERT_EVENT = `
+INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+VALUES (clock_timestamp(), $1, $2, $3, $4, $5, $6, $7, $8::jsonb)`;
+
+export const LIST_EVENTS = `
+SELECT id, quiesce_ms(at) AS at, kind, scope, token, run_id, host, pid, message, detail
+  FROM quiesce_events
+ WHERE ($1::text IS NULL OR scope = $1) AND ($2::bigint IS NULL OR at >= to_timestamp($2::bigint / 1000.0))
+   AND id > $3
+ ORDER BY id DESC LIMIT $4`;

@@ -1,0 +1,311 @@
+import type pg from "pg";
+import { EventKind, type EventInput, type EventRecord } from "../../domain/event.js";
+import { fenceFailure } from "../../domain/fencing.js";
+import type { LeaseOwner, LeaseRecord } from "../../domain/lease.js";
+import { eventFromRow, leaseFromRow, type EventRow, type LeaseRow } from "../rows.js";
+import type {
+  AcquireOutcome,
+  AcquireRequest,
+  EventFilter,
+  FenceOutcome,
+  PeekResult,
+  ReleaseOutcome,
+  ReleaseRequest,
+  RenewItem,
+  RenewOutcome,
+  StateEntry,
+  Store,
+  StoreInfo,
+} from "../store.js";
+import { createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
+import { LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
+import * as sql from "./pg-statements.js";
+
+type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean | null };
+
+/**
+ * PostgreSQL backend: one database shared by agents on many hosts. Each operation is a single
+ * statement (data-modifying CTEs), so it is atomic without holding a client across awaits, and
+ * its time is the server's clock.
+ */
+export class PgStore implements Store {
+  readonly backend = "postgres" as const;
+  readonly location: string;
+  private readonly pool: pg.Pool;
+  private readonly target: PgTarget;
+  private closed = false;
+
+  private constructor(target: PgTarget) {
+    this.target = target;
+    this.location = target.display;
+    this.pool = createPool(target);
+  }
+
+  static async open(url: string): Promise<PgStore> {
+    const store = new PgStore(parsePgUrl(url));
+    try {
+      await migratePg(store.pool, store.target.schema, store.location);
+      return store;
+    } catch (e) {
+      await store.close();
+      throw pgError(e, store.location, "open");
+    }
+  }
+
+  private async q<R extends pg.QueryResultRow>(
+    doing: string,
+    text: string,
+    params: unknown[] = [],
+  ): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(text, params)).rows;
+    } catch (e) {
+      throw pgError(e, this.location, doing);
+    }
+  }
+
+  async now(): Promise<number> {
+    const [r] = await this.q<{ now: number }>(
+      "read the clock",
+      "SELECT quiesce_ms(clock_timestamp()) AS now",
+    );
+    return r!.now;
+  }
+
+  async acquire(req: AcquireRequest): Promise<AcquireOutcome> {
+    const o = req.owner;
+    const detail = JSON.stringify({
+      system: o.system,
+      ttlMs: req.ttlMs,
+      command: o.command,
+      note: o.note,
+    });
+    const params = [
+      req.scope,
+      req.ticket,
+      o.runId,
+      o.system,
+      o.host,
+      o.pid,
+      o.pidStart,
+      o.bootId,
+      o.childPid,
+      o.childPidStart,
+      o.command,
+      o.note,
+      req.ttlMs,
+      detail,
+    ];
+    const rows = await this.q<LeaseRow & { now: number }>("acquire a lease", sql.ACQUIRE, params);
+    const won = rows[0];
+    if (won) return { ok: true, lease: leaseFromRow(won)!, now: won.now };
+    const p = await this.peekRow(req.scope, req.ticket);
+    const holder = leaseFromRow(p);
+    if (!holder)
+      return { ok: false, reason: "queued", holder: null, now: p.now, waitersAhead: p.ahead };
+    const expired = holder.expiresAt <= p.now;
+    if (expired && !p.expiry_reported)
+      await this.q("log an expired lease", sql.NOTE_EXPIRY, [holder.scope, holder.token]);
+    return {
+      ok: false,
+      reason: expired ? "expired" : "held",
+      holder,
+      now: p.now,
+      waitersAhead: p.ahead,
+    };
+  }
+
+  async noteExpiry(scope: string, token: number): Promise<void> {
+    await this.q("log an expired lease", sql.NOTE_EXPIRY, [scope, token]);
+  }
+
+  private async peekRow(scope: string, ticket: number | null): Promise<PeekRow> {
+    const [row] = await this.q<PeekRow>("read a lease", sql.PEEK, [scope, ticket]);
+    return row!;
+  }
+
+  async peek(scope: string, ticket: number | null): Promise<PeekResult> {
+    const p = await this.peekRow(scope, ticket);
+    const holder = leaseFromRow(p);
+    return { free: holder === null, holder, waitersAhead: p.ahead, now: p.now };
+  }
+
+  async renew(items: readonly RenewItem[]): Promise<RenewOutcome> {
+    if (items.length === 0) return { renewed: new Set() };
+    const sorted = [...items].sort((a, b) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
+    const rows = await this.q<{ scope: string }>("renew leases", sql.RENEW, [
+      sorted.map((i) => i.scope),
+      sorted.map((i) => i.token),
+      sorted.map((i) => i.ttlMs),
+    ]);
+    return { renewed: new Set(rows.map((r) => r.scope)) };
+  }
+
+  async release(req: ReleaseRequest): Promise<ReleaseOutcome> {
+    const [r] = await this.q<{ n: number }>("release a lease", sql.RELEASE, [
+      req.scope,
+      req.token,
+      req.runId,
+      req.host,
+      req.pid,
+      req.reason,
+    ]);
+    if (r!.n === 1) return { ok: true };
+    const refused = await this.refusal(req.scope, req.token);
+    await this.recordEvent({
+      kind: EventKind.LeaseReleaseRejected,
+      scope: req.scope,
+      token: req.token,
+      runId: req.runId,
+      host: req.host,
+      pid: req.pid,
+      message: `release with token ${req.token} refused (${refused.reason.replace("_", " ")}): ${req.reason}`,
+      detail: { reason: refused.reason, currentToken: refused.current?.token ?? null },
+    });
+    return refused;
+  }
+
+  private async refusal(
+    scope: string,
+    token: number,
+  ): Promise<Extract<FenceOutcome, { ok: false }>> {
+    const p = await this.peekRow(scope, null);
+    const current = leaseFromRow(p);
+    return {
+      ok: false,
+      reason: fenceFailure(current, token, p.now) ?? "not_held",
+      current,
+      now: p.now,
+    };
+  }
+
+  async setChild(
+    scope: string,
+    token: number,
+    childPid: number,
+    childPidStart: string | null,
+  ): Promise<FenceOutcome> {
+    const rows = await this.q("record the command's pid", sql.SET_CHILD, [
+      scope,
+      token,
+      childPid,
+      childPidStart,
+    ]);
+    return rows.length === 1 ? { ok: true } : this.refusal(scope, token);
+  }
+
+  async putState(scope: string, token: number, key: string, value: string): Promise<FenceOutcome> {
+    const rows = await this.q("write fenced state", sql.PUT_STATE, [scope, token, key, value]);
+    return rows.length === 1 ? { ok: true } : this.refusal(scope, token);
+  }
+
+  async getState(scope: string): Promise<StateEntry[]> {
+    const rows = await this.q<{ key: string; value: string; token: number; updated_at: number }>(
+      "read fenced state",
+      "SELECT key, value, token, quiesce_ms(updated_at) AS updated_at FROM quiesce_state WHERE scope = $1 ORDER BY key",
+      [scope],
+    );
+    return rows.map((r) => ({
+      key: r.key,
+      value: r.value,
+      token: r.token,
+      updatedAt: r.updated_at,
+    }));
+  }
+
+  async getLease(scope: string): Promise<{ lease: LeaseRecord | null; now: number }> {
+    const p = await this.peekRow(scope, null);
+    return { lease: leaseFromRow(p), now: p.now };
+  }
+
+  async listLeases(): Promise<{ leases: LeaseRecord[]; now: number }> {
+    const rows = await this.q<LeaseRow & { now: number }>(
+      "list leases",
+      `SELECT ${sql.leaseColumns("l")}, quiesce_ms(clock_timestamp()) AS now
+         FROM (SELECT 1) AS one LEFT JOIN quiesce_leases l ON l.held ORDER BY l.scope`,
+    );
+    const now = rows[0]?.now ?? (await this.now());
+    return {
+      leases: rows.map((r) => leaseFromRow(r)).filter((l): l is LeaseRecord => l !== null),
+      now,
+    };
+  }
+
+  async enqueue(
+    scope: string,
+    waiterTtlMs: number,
+    owner: Pick<LeaseOwner, "runId" | "host" | "pid">,
+  ): Promise<number> {
+    const [r] = await this.q<{ id: number }>(
+      "join the wait queue",
+      `INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
+       VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp() + $5::bigint * interval '1 millisecond')
+       RETURNING id`,
+      [scope, owner.runId, owner.host, owner.pid, waiterTtlMs],
+    );
+    return r!.id;
+  }
+
+  async refreshTicket(ticket: number, waiterTtlMs: number): Promise<boolean> {
+    const rows = await this.q(
+      "refresh a wait ticket",
+      `UPDATE quiesce_waiters SET expires_at = clock_timestamp() + $2::bigint * interval '1 millisecond'
+        WHERE id = $1 RETURNING id`,
+      [ticket, waiterTtlMs],
+    );
+    return rows.length === 1;
+  }
+
+  async dequeue(ticket: number): Promise<void> {
+    await this.q("leave the wait queue", "DELETE FROM quiesce_waiters WHERE id = $1", [ticket]);
+  }
+
+  async recordEvent(e: EventInput): Promise<void> {
+    await this.q("record an event", sql.INSERT_EVENT, [
+      e.kind,
+      e.scope,
+      e.token,
+      e.runId,
+      e.host,
+      e.pid,
+      e.message,
+      JSON.stringify(e.detail ?? {}),
+    ]);
+  }
+
+  async listEvents(filter: EventFilter): Promise<EventRecord[]> {
+    const rows = await this.q<EventRow>("list events", sql.LIST_EVENTS, [
+      filter.scope ?? null,
+      filter.since ?? null,
+      filter.afterId ?? 0,
+      filter.limit ?? 1000,
+    ]);
+    return rows.map(eventFromRow).reverse();
+  }
+
+  async info(): Promise<StoreInfo> {
+    const meta = await this.q<{ key: string; value: string }>(
+      "read store info",
+      "SELECT key, value FROM quiesce_meta",
+    );
+    const m = Object.fromEntries(meta.map((r) => [r.key, r.value]));
+    const [s] = await this.q<{ server_version: string; tz: string }>(
+      "read store info",
+      "SELECT current_setting('server_version') AS server_version, current_setting('TimeZone') AS tz",
+    );
+    return {
+      backend: this.backend,
+      location: this.location,
+      schemaVersion: (await readVersion(this.pool)) ?? 0,
+      latestSchemaVersion: LATEST_PG_SCHEMA,
+      storeId: m.store_id ?? "",
+      settings: { schema: this.target.schema, server_version: s!.server_version, timezone: s!.tz },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}

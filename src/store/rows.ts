@@ -1,0 +1,82 @@
+import type { EventRecord } from "../domain/event.js";
+import type { LeaseRecord } from "../domain/lease.js";
+
+/**
+ * Both backends select leases and events under these column names, with times already as
+ * epoch milliseconds, so one mapping serves both.
+ */
+export interface LeaseRow {
+  scope: string;
+  token: number;
+  held: number | boolean;
+  run_id: string | null;
+  system: string | null;
+  host: string | null;
+  pid: number | null;
+  pid_start: string | null;
+  boot_id: string | null;
+  child_pid: number | null;
+  child_pid_start: string | null;
+  command: string | null;
+  note: string | null;
+  ttl_ms: number | null;
+  acquired_at: number | null;
+  heartbeat_at: number | null;
+  expires_at: number | null;
+}
+
+/** A released scope has a row (it keeps the token counter) but no lease. */
+export function leaseFromRow(row: LeaseRow | undefined | null): LeaseRecord | null {
+  if (!row || !row.held) return null;
+  return {
+    scope: row.scope,
+    token: Number(row.token),
+    owner: {
+      runId: row.run_id ?? "",
+      system: row.system ?? "quiesce",
+      host: row.host ?? "",
+      pid: row.pid,
+      pidStart: row.pid_start,
+      bootId: row.boot_id,
+      childPid: row.child_pid,
+      childPidStart: row.child_pid_start,
+      command: row.command,
+      note: row.note,
+    },
+    ttlMs: Number(row.ttl_ms ?? 0),
+    acquiredAt: Number(row.acquired_at ?? 0),
+    heartbeatAt: Number(row.heartbeat_at ?? 0),
+    // A foreign or hand-made row without an expiry never expires on its own; treat it as
+    // live forever rather than as free (the check command flags such rows).
+    expiresAt: row.expires_at === null ? Number.MAX_SAFE_INTEGER : Number(row.expires_at),
+  };
+}
+
+export interface EventRow {
+  id: number;
+  at: number;
+  kind: string;
+  scope: string | null;
+  token: number | null;
+  run_id: string | null;
+  host: string | null;
+  pid: number | null;
+  message: string;
+  detail: string | Record<string, unknown>;
+}
+
+export function eventFromRow(row: EventRow): EventRecord {
+  const detail: unknown = typeof row.detail === "string" ? JSON.parse(row.detail) : row.detail;
+  return {
+    id: Number(row.id),
+    at: Number(row.at),
+    kind: row.kind as EventRecord["kind"],
+    scope: row.scope,
+    token: row.token === null ? null : Number(row.token),
+    runId: row.run_id,
+    host: row.host,
+    pid: row.pid,
+    message: row.message,
+    detail: (detail ?? {}) as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,355 @@
+import type Database from "better-sqlite3";
+import { EventKind, type EventInput, type EventRecord } from "../../domain/event.js";
+import { fenceFailure } from "../../domain/fencing.js";
+import type { LeaseOwner } from "../../domain/lease.js";
+import { eventFromRow, leaseFromRow, type EventRow, type LeaseRow } from "../rows.js";
+import type {
+  AcquireOutcome,
+  AcquireRequest,
+  EventFilter,
+  FenceOutcome,
+  PeekResult,
+  ReleaseOutcome,
+  ReleaseRequest,
+  RenewItem,
+  RenewOutcome,
+  StateEntry,
+  Store,
+  StoreInfo,
+} from "../store.js";
+import {
+  LATEST_SQLITE_SCHEMA,
+  openSqlite,
+  schemaVersion,
+  sqliteError,
+  type SqliteOptions,
+} from "./open-sqlite.js";
+import { prepareStatements, type Statements } from "./statements.js";
+
+/**
+ * SQLite backend: one file shared by every process on a host. better-sqlite3 is synchronous;
+ * each operation is one `BEGIN IMMEDIATE` transaction (one writer at a time, one fsync per
+ * commit), so each is atomic across processes. The store clock is the host clock (I10), read
+ * inside the transaction so that a wait for the write lock cannot make it stale.
+ */
+export class SqliteStore implements Store {
+  readonly backend = "sqlite" as const;
+  readonly location: string;
+  private readonly db: Database.Database;
+  private readonly q: Statements;
+  private closed = false;
+
+  constructor(path: string, options: SqliteOptions = {}) {
+    this.location = path;
+    this.db = openSqlite(path, options);
+    this.q = prepareStatements(this.db);
+  }
+
+  private run<T>(doing: string, fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(fn());
+    } catch (e) {
+      return Promise.reject(sqliteError(e, this.location, doing));
+    }
+  }
+
+  private write<T>(doing: string, fn: (now: number) => T): Promise<T> {
+    return this.run(doing, () => this.db.transaction(() => fn(Date.now())).immediate());
+  }
+
+  now(): Promise<number> {
+    return Promise.resolve(Date.now());
+  }
+
+  acquire(req: AcquireRequest): Promise<AcquireOutcome> {
+    return this.write("acquire a lease", (now): AcquireOutcome => {
+      const row = this.q.getLease.get(req.scope) as LeaseRow | undefined;
+      const holder = leaseFromRow(row);
+      const waitersAhead = this.countAhead(req.scope, req.ticket, now);
+      if (holder) {
+        const expired = holder.expiresAt <= now;
+        if (expired) this.noteExpiryAt(holder.scope, holder.token, now);
+        return { ok: false, reason: expired ? "expired" : "held", holder, now, waitersAhead };
+      }
+      if (waitersAhead > 0) return { ok: false, reason: "queued", holder: null, now, waitersAhead };
+      const token = (row ? Number(row.token) : 0) + 1;
+      const o = req.owner;
+      this.q.upsertLease.run({
+        scope: req.scope,
+        token,
+        run_id: o.runId,
+        system: o.system,
+        host: o.host,
+        pid: o.pid,
+        pid_start: o.pidStart,
+        boot_id: o.bootId,
+        child_pid: o.childPid,
+        child_pid_start: o.childPidStart,
+        command: o.command,
+        note: o.note,
+        ttl_ms: req.ttlMs,
+        now,
+        expires_at: now + req.ttlMs,
+      });
+      if (req.ticket !== null) this.q.deleteWaiter.run(req.ticket);
+      this.q.purgeWaiters.run(req.scope, now);
+      this.insertEvent(now, {
+        kind: EventKind.LeaseAcquired,
+        scope: req.scope,
+        token,
+        runId: o.runId,
+        host: o.host,
+        pid: o.pid,
+        message: `acquired with token ${token} for ${req.ttlMs} ms`,
+        detail: { system: o.system, ttlMs: req.ttlMs, command: o.command, note: o.note },
+      });
+      const lease = leaseFromRow(this.q.getLease.get(req.scope) as LeaseRow);
+      if (!lease) throw new Error("lease row vanished inside its own transaction");
+      return { ok: true, lease, now };
+    });
+  }
+
+  private countAhead(scope: string, ticket: number | null, now: number): number {
+    const r = this.q.countAhead.get({ scope, now, ticket }) as { n: number };
+    return r.n;
+  }
+
+  noteExpiry(scope: string, token: number): Promise<void> {
+    return this.write("log an expired lease", (now) => this.noteExpiryAt(scope, token, now));
+  }
+
+  /** The first acquirer to find a lease past expiry logs it, once per token. */
+  private noteExpiryAt(scope: string, token: number, now: number): void {
+    const changed = this.q.markExpiryReported.run(scope, token, now).changes;
+    if (changed === 0) return;
+    const lease = leaseFromRow(this.q.getLease.get(scope) as LeaseRow);
+    if (!lease) return;
+    this.insertEvent(now, {
+      kind: EventKind.LeaseExpired,
+      scope,
+      token,
+      runId: lease.owner.runId,
+      host: lease.owner.host,
+      pid: lease.owner.pid,
+      message: `lease expired ${now - lease.expiresAt} ms ago without being released (last heartbeat ${now - lease.heartbeatAt} ms ago)`,
+      detail: { expiresAt: lease.expiresAt, heartbeatAt: lease.heartbeatAt, owner: lease.owner },
+    });
+  }
+
+  renew(items: readonly RenewItem[]): Promise<RenewOutcome> {
+    if (items.length === 0) return Promise.resolve({ renewed: new Set<string>() });
+    const payload = JSON.stringify(items.map((i) => [i.scope, i.token, i.ttlMs]));
+    return this.write("renew leases", (now) => {
+      const rows = this.q.renew.all({ items: payload, now }) as { scope: string }[];
+      return { renewed: new Set(rows.map((r) => r.scope)) };
+    });
+  }
+
+  release(req: ReleaseRequest): Promise<ReleaseOutcome> {
+    return this.write("release a lease", (now): ReleaseOutcome => {
+      const changed = this.q.release.run(req.scope, req.token, now).changes;
+      if (changed === 1) {
+        this.insertEvent(now, {
+          kind: EventKind.LeaseReleased,
+          scope: req.scope,
+          token: req.token,
+          runId: req.runId,
+          host: req.host,
+          pid: req.pid,
+          message: `released: ${req.reason}`,
+          detail: { reason: req.reason },
+        });
+        return { ok: true };
+      }
+      const current = leaseFromRow(this.q.getLease.get(req.scope) as LeaseRow | undefined);
+      const reason = fenceFailure(current, req.token, now) ?? "not_held";
+      this.insertEvent(now, {
+        kind: EventKind.LeaseReleaseRejected,
+        scope: req.scope,
+        token: req.token,
+        runId: req.runId,
+        host: req.host,
+        pid: req.pid,
+        message: `release with token ${req.token} refused (${reason.replace("_", " ")}): ${req.reason}`,
+        detail: { reason, currentToken: current?.token ?? null },
+      });
+      return { ok: false, reason, current, now };
+    });
+  }
+
+  setChild(
+    scope: string,
+    token: number,
+    childPid: number,
+    childPidStart: string | null,
+  ): Promise<FenceOutcome> {
+    return this.write("record the command's pid", (now) => {
+      const changed = this.q.setChild.run({
+        scope,
+        token,
+        now,
+        child_pid: childPid,
+        child_pid_start: childPidStart,
+      }).changes;
+      return changed === 1 ? { ok: true } : this.fenceRefused(scope, token, now);
+    });
+  }
+
+  putState(scope: string, token: number, key: string, value: string): Promise<FenceOutcome> {
+    return this.write("write fenced state", (now) => {
+      // Same transaction as the check, and SQLite has one writer: nobody can take the lease
+      // between the check and the write.
+      const current = leaseFromRow(this.q.getLease.get(scope) as LeaseRow | undefined);
+      if (fenceFailure(current, token, now) !== null) return this.fenceRefused(scope, token, now);
+      this.q.putState.run({ scope, key, value, token, now });
+      return { ok: true } as const;
+    });
+  }
+
+  private fenceRefused(scope: string, token: number, now: number): FenceOutcome {
+    const current = leaseFromRow(this.q.getLease.get(scope) as LeaseRow | undefined);
+    return { ok: false, reason: fenceFailure(current, token, now) ?? "not_held", current, now };
+  }
+
+  getState(scope: string): Promise<StateEntry[]> {
+    return this.run("read fenced state", () =>
+      (
+        this.q.getState.all(scope) as {
+          key: string;
+          value: string;
+          token: number;
+          updated_at: number;
+        }[]
+      ).map((r) => ({ key: r.key, value: r.value, token: r.token, updatedAt: r.updated_at })),
+    );
+  }
+
+  getLease(scope: string): Promise<{ lease: ReturnType<typeof leaseFromRow>; now: number }> {
+    return this.run("read a lease", () => ({
+      lease: leaseFromRow(this.q.getLease.get(scope) as LeaseRow | undefined),
+      now: Date.now(),
+    }));
+  }
+
+  listLeases(): Promise<{ leases: NonNullable<ReturnType<typeof leaseFromRow>>[]; now: number }> {
+    return this.run("list leases", () => {
+      const rows = this.q.listHeld.all() as LeaseRow[];
+      return { leases: rows.map((r) => leaseFromRow(r)!), now: Date.now() };
+    });
+  }
+
+  enqueue(
+    scope: string,
+    waiterTtlMs: number,
+    owner: Pick<LeaseOwner, "runId" | "host" | "pid">,
+  ): Promise<number> {
+    return this.write("join the wait queue", (now) => {
+      const r = this.q.enqueue.run({
+        scope,
+        run_id: owner.runId,
+        host: owner.host,
+        pid: owner.pid,
+        now,
+        expires_at: now + waiterTtlMs,
+      });
+      return Number(r.lastInsertRowid);
+    });
+  }
+
+  refreshTicket(ticket: number, waiterTtlMs: number): Promise<boolean> {
+    return this.write(
+      "refresh a wait ticket",
+      (now) => this.q.refreshWaiter.run(now + waiterTtlMs, ticket).changes === 1,
+    );
+  }
+
+  dequeue(ticket: number): Promise<void> {
+    return this.write("leave the wait queue", () => {
+      this.q.deleteWaiter.run(ticket);
+    });
+  }
+
+  peek(scope: string, ticket: number | null): Promise<PeekResult> {
+    return this.run("read a lease", () => {
+      // One read transaction, so the lease and the queue are seen at the same instant.
+      return this.db
+        .transaction((): PeekResult => {
+          const now = Date.now();
+          const holder = leaseFromRow(this.q.getLease.get(scope) as LeaseRow | undefined);
+          return {
+            free: holder === null,
+            holder,
+            waitersAhead: this.countAhead(scope, ticket, now),
+            now,
+          };
+        })
+        .deferred();
+    });
+  }
+
+  recordEvent(event: EventInput): Promise<void> {
+    return this.write("record an event", (now) => this.insertEvent(now, event));
+  }
+
+  private insertEvent(now: number, e: EventInput): void {
+    this.q.insertEvent.run({
+      at: now,
+      kind: e.kind,
+      scope: e.scope,
+      token: e.token,
+      run_id: e.runId,
+      host: e.host,
+      pid: e.pid,
+      message: e.message,
+      detail: JSON.stringify(e.detail ?? {}),
+    });
+  }
+
+  listEvents(filter: EventFilter): Promise<EventRecord[]> {
+    return this.run("list events", () => {
+      const rows = this.q.listEvents.all({
+        scope: filter.scope ?? null,
+        since: filter.since ?? null,
+        after: filter.afterId ?? 0,
+        limit: filter.limit ?? 1000,
+      }) as EventRow[];
+      return rows.map(eventFromRow).reverse();
+    });
+  }
+
+  info(): Promise<StoreInfo> {
+    return this.run("read store info", () => {
+      const meta = Object.fromEntries(
+        (
+          this.db.prepare("SELECT key, value FROM quiesce_meta").all() as {
+            key: string;
+            value: string;
+          }[]
+        ).map((r) => [r.key, r.value]),
+      );
+      return {
+        backend: this.backend,
+        location: this.location,
+        schemaVersion: schemaVersion(this.db, this.location),
+        latestSchemaVersion: LATEST_SQLITE_SCHEMA,
+        storeId: meta.store_id ?? "",
+        settings: {
+          journal_mode: String(this.db.pragma("journal_mode", { simple: true })),
+          synchronous:
+            ["OFF", "NORMAL", "FULL", "EXTRA"][
+              Number(this.db.pragma("synchronous", { simple: true }))
+            ] ?? "?",
+          busy_timeout_ms: String(this.db.pragma("busy_timeout", { simple: true })),
+        },
+      };
+    });
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.db.close();
+    }
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,89 @@
+import type Database from "better-sqlite3";
+
+/**
+ * Every statement the SQLite backend runs, prepared once per connection. A lease is current
+ * when `held = 1 AND token = :token AND expires_at > :now`; that fence is in each WHERE below.
+ */
+export function prepareStatements(
+  db: Database.Database,
+): Record<StatementName, Database.Statement> {
+  return {
+    getLease: db.prepare("SELECT * FROM quiesce_leases WHERE scope = ?"),
+    listHeld: db.prepare("SELECT * FROM quiesce_leases WHERE held = 1 ORDER BY scope"),
+    upsertLease: db.prepare(`
+      INSERT INTO quiesce_leases (scope, token, held, run_id, system, host, pid, pid_start, boot_id,
+        child_pid, child_pid_start, command, note, ttl_ms, acquired_at, heartbeat_at, expires_at, expiry_reported)
+      VALUES (:scope, :token, 1, :run_id, :system, :host, :pid, :pid_start, :boot_id,
+        :child_pid, :child_pid_start, :command, :note, :ttl_ms, :now, :now, :expires_at, 0)
+      ON CONFLICT (scope) DO UPDATE SET token = excluded.token, held = 1, run_id = excluded.run_id,
+        system = excluded.system, host = excluded.host, pid = excluded.pid, pid_start = excluded.pid_start,
+        boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
+        command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
+        acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
+        expires_at = excluded.expires_at, expiry_reported = 0`),
+    // One statement renews every lease of a keeper tick; the JSON array keeps it one bound
+    // parameter however many leases there are.
+    renew: db.prepare(`
+      UPDATE quiesce_leases
+         SET heartbeat_at = :now, expires_at = :now + r.ttl_ms, ttl_ms = r.ttl_ms
+        FROM (SELECT value ->> 0 AS scope, value ->> 1 AS token, value ->> 2 AS ttl_ms
+                FROM json_each(:items)) AS r
+       WHERE quiesce_leases.scope = r.scope AND quiesce_leases.token = r.token
+         AND quiesce_leases.held = 1 AND quiesce_leases.expires_at > :now
+      RETURNING quiesce_leases.scope`),
+    release: db.prepare(`
+      UPDATE quiesce_leases
+         SET held = 0, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
+             boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
+             ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = 0
+       WHERE scope = ? AND token = ? AND held = 1 AND expires_at > ?`),
+    setChild: db.prepare(`
+      UPDATE quiesce_leases SET child_pid = :child_pid, child_pid_start = :child_pid_start
+       WHERE scope = :scope AND token = :token AND held = 1 AND expires_at > :now`),
+    markExpiryReported: db.prepare(`
+      UPDATE quiesce_leases SET expiry_reported = 1
+       WHERE scope = ? AND token = ? AND held = 1 AND expiry_reported = 0 AND expires_at <= ?`),
+    putState: db.prepare(`
+      INSERT INTO quiesce_state (scope, key, value, token, updated_at) VALUES (:scope, :key, :value, :token, :now)
+      ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, token = excluded.token, updated_at = excluded.updated_at`),
+    getState: db.prepare(
+      "SELECT key, value, token, updated_at FROM quiesce_state WHERE scope = ? ORDER BY key",
+    ),
+    countAhead: db.prepare(`
+      SELECT count(*) AS n FROM quiesce_waiters
+       WHERE scope = :scope AND expires_at > :now AND (:ticket IS NULL OR id < :ticket)`),
+    enqueue: db.prepare(`
+      INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
+      VALUES (:scope, :run_id, :host, :pid, :now, :expires_at)`),
+    refreshWaiter: db.prepare("UPDATE quiesce_waiters SET expires_at = ? WHERE id = ?"),
+    deleteWaiter: db.prepare("DELETE FROM quiesce_waiters WHERE id = ?"),
+    purgeWaiters: db.prepare("DELETE FROM quiesce_waiters WHERE scope = ? AND expires_at <= ?"),
+    insertEvent: db.prepare(`
+      INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+      VALUES (:at, :kind, :scope, :token, :run_id, :host, :pid, :message, :detail)`),
+    // Newest first with a limit, reversed by the caller: `events` shows the latest N in order.
+    listEvents: db.prepare(`
+      SELECT * FROM quiesce_events
+       WHERE (:scope IS NULL OR scope = :scope) AND (:since IS NULL OR at >= :since) AND id > :after
+       ORDER BY id DESC LIMIT :limit`),
+  };
+}
+
+export type StatementName =
+  | "getLease"
+  | "listHeld"
+  | "upsertLease"
+  | "renew"
+  | "release"
+  | "setChild"
+  | "markExpiryReported"
+  | "putState"
+  | "getState"
+  | "countAhead"
+  | "enqueue"
+  | "refreshWaiter"
+  | "deleteWaiter"
+  | "purgeWaiters"
+  | "insertEvent"
+  | "listEvents";
+export type Statements = Record<StatementName, Database.Statement>;

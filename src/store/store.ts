@@ -1,0 +1,159 @@
+import type { EventInput, EventRecord } from "../domain/event.js";
+import type { LeaseOwner, LeaseRecord } from "../domain/lease.js";
+
+/**
+ * The Store port: atomic domain operations, never a connection or a transaction. Each backend
+ * (SQLite, PostgreSQL) implements every method as one atomic step judged on its own clock (I10),
+ * and passes the same contract suite (tests/contract).
+ */
+export interface Store {
+  readonly backend: "sqlite" | "postgres";
+  /** Where the store is, for messages; never contains a password. */
+  readonly location: string;
+
+  /** The store's clock, epoch ms. */
+  now(): Promise<number>;
+
+  /**
+   * Takes the lease if the scope is free (never held, or released) and nobody is queued ahead
+   * of `ticket`. Atomic: two callers cannot both succeed (I1). The token is one more than any
+   * token the scope ever had (I2). Records a `lease.acquired` event in the same commit.
+   */
+  acquire(req: AcquireRequest): Promise<AcquireOutcome>;
+
+  /**
+   * Extends every listed lease that is still current (same token, not expired) by its TTL from
+   * the store's now, in one statement. Returns the scopes that were renewed; any other is lost.
+   */
+  renew(items: readonly RenewItem[]): Promise<RenewOutcome>;
+
+  /** Releases only if `token` is current and the lease has not expired (a zombie's late release
+   * is refused). Records `lease.released` or `lease.release_rejected` in the same commit. */
+  release(req: ReleaseRequest): Promise<ReleaseOutcome>;
+
+  /** Sets the wrapped command's pid; fenced by the token like every write under a lease (I3). */
+  setChild(
+    scope: string,
+    token: number,
+    childPid: number,
+    childPidStart: string | null,
+  ): Promise<FenceOutcome>;
+
+  /** Writes a key of the scope's fenced state only if `token` is current and unexpired (I3). */
+  putState(scope: string, token: number, key: string, value: string): Promise<FenceOutcome>;
+  getState(scope: string): Promise<StateEntry[]>;
+
+  getLease(scope: string): Promise<{ lease: LeaseRecord | null; now: number }>;
+  listLeases(): Promise<{ leases: LeaseRecord[]; now: number }>;
+
+  /** Logs a `lease.expired` event if the lease with `token` is past expiry and not yet
+   * reported; at most once per token, whoever calls. */
+  noteExpiry(scope: string, token: number): Promise<void>;
+
+  /** Joins the scope's wait queue (fair handoff for `--wait`); returns the ticket. */
+  enqueue(
+    scope: string,
+    waiterTtlMs: number,
+    owner: Pick<LeaseOwner, "runId" | "host" | "pid">,
+  ): Promise<number>;
+  /** Keeps a ticket alive; a waiter that stops refreshing drops out of line after its TTL. */
+  refreshTicket(ticket: number, waiterTtlMs: number): Promise<boolean>;
+  dequeue(ticket: number): Promise<void>;
+  /** A read-only look: is the scope free, and how many live waiters are ahead of `ticket`? */
+  peek(scope: string, ticket: number | null): Promise<PeekResult>;
+
+  recordEvent(event: EventInput): Promise<void>;
+  listEvents(filter: EventFilter): Promise<EventRecord[]>;
+
+  info(): Promise<StoreInfo>;
+  close(): Promise<void>;
+}
+
+export interface AcquireRequest {
+  scope: string;
+  ttlMs: number;
+  owner: LeaseOwner;
+  /** The caller's place in the wait queue, or null when it does not wait. */
+  ticket: number | null;
+}
+
+export type AcquireOutcome =
+  | { ok: true; lease: LeaseRecord; now: number }
+  | {
+      ok: false;
+      /** `held`: a live lease; `expired`: past expiry, never released; `queued`: free, but
+       * waiters are ahead of this caller. */
+      reason: "held" | "expired" | "queued";
+      holder: LeaseRecord | null;
+      now: number;
+      waitersAhead: number;
+    };
+
+export interface RenewItem {
+  scope: string;
+  token: number;
+  ttlMs: number;
+}
+
+export interface RenewOutcome {
+  renewed: ReadonlySet<string>;
+}
+
+export interface ReleaseRequest {
+  scope: string;
+  token: number;
+  runId: string | null;
+  host: string | null;
+  pid: number | null;
+  /** Why it is released: "command exited 0", "SIGTERM", ... goes into the event. */
+  reason: string;
+}
+
+export type ReleaseOutcome =
+  | { ok: true }
+  | {
+      ok: false;
+      reason: "not_held" | "token_mismatch" | "expired";
+      current: LeaseRecord | null;
+      now: number;
+    };
+
+export type FenceOutcome =
+  | { ok: true }
+  | {
+      ok: false;
+      reason: "not_held" | "token_mismatch" | "expired";
+      current: LeaseRecord | null;
+      now: number;
+    };
+
+export interface StateEntry {
+  key: string;
+  value: string;
+  token: number;
+  updatedAt: number;
+}
+
+export interface PeekResult {
+  free: boolean;
+  holder: LeaseRecord | null;
+  waitersAhead: number;
+  now: number;
+}
+
+export interface EventFilter {
+  scope?: string;
+  /** Epoch ms on the store clock. */
+  since?: number;
+  afterId?: number;
+  limit?: number;
+}
+
+export interface StoreInfo {
+  backend: "sqlite" | "postgres";
+  location: string;
+  schemaVersion: number;
+  latestSchemaVersion: number;
+  storeId: string;
+  settings: Record<string, string>;
+}

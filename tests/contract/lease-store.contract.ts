@@ -1,0 +1,379 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { EventKind } from "../../src/domain/event.js";
+import { isQuiesceError } from "../../src/domain/errors.js";
+import type { LeaseOwner } from "../../src/domain/lease.js";
+import { openStore } from "../../src/store/open-store.js";
+import type { Store } from "../../src/store/store.js";
+import type { Backend } from "../support/backends.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function owner(runId: string, extra: Partial<LeaseOwner> = {}): LeaseOwner {
+  return {
+    runId,
+    system: "quiesce",
+    host: "test-host",
+    pid: 4242,
+    pidStart: "123456",
+    bootId: "boot-1",
+    childPid: null,
+    childPidStart: null,
+    command: "true",
+    note: null,
+    ...extra,
+  };
+}
+
+/**
+ * The Store contract: every backend must pass exactly these tests. Each test gets a fresh,
+ * empty store location. Expiry is real time (short TTLs), judged by the store's clock.
+ */
+export async function defineLeaseStoreContract(backend: Backend): Promise<void> {
+  const skip = await backend.skip();
+
+  describe(`Store contract: ${backend.name}`, { skip }, () => {
+    async function withStore(tag: string, fn: (store: Store, url: string) => Promise<void>) {
+      const loc = backend.prepare(tag);
+      const store = await openStore(loc.url);
+      try {
+        await fn(store, loc.url);
+      } finally {
+        await store.close();
+        await loc.cleanup();
+      }
+    }
+    const acquire = (
+      store: Store,
+      scope: string,
+      runId: string,
+      ttlMs = 10_000,
+      ticket: number | null = null,
+    ) => store.acquire({ scope, ttlMs, owner: owner(runId), ticket });
+
+    test("acquire takes a free scope with token 1 and stores the owner", () =>
+      withStore("acq", async (store) => {
+        const r = await store.acquire({
+          scope: "s",
+          ttlMs: 5000,
+          owner: owner("r1", { note: "n", childPid: 7 }),
+          ticket: null,
+        });
+        assert.ok(r.ok);
+        assert.equal(r.lease.token, 1);
+        assert.equal(r.lease.owner.runId, "r1");
+        assert.equal(r.lease.owner.note, "n");
+        assert.equal(r.lease.owner.childPid, 7);
+        assert.equal(r.lease.owner.bootId, "boot-1");
+        assert.equal(r.lease.expiresAt - r.lease.heartbeatAt, 5000);
+        const got = await store.getLease("s");
+        assert.deepEqual(got.lease, r.lease);
+      }));
+
+    test("a held scope is refused with the holder (I1)", () =>
+      withStore("held", async (store) => {
+        assert.ok((await acquire(store, "s", "r1")).ok);
+        const r = await acquire(store, "s", "r2");
+        assert.equal(r.ok, false);
+        assert.ok(
+          !r.ok && r.reason === "held" && r.holder?.owner.runId === "r1" && r.holder.token === 1,
+        );
+      }));
+
+    test("tokens keep increasing across releases and are never reused (I2)", () =>
+      withStore("tokens", async (store) => {
+        const seen: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const r = await acquire(store, "s", `r${i}`);
+          assert.ok(r.ok);
+          seen.push(r.lease.token);
+          const rel = await store.release({
+            scope: "s",
+            token: r.lease.token,
+            runId: `r${i}`,
+            host: "h",
+            pid: 1,
+            reason: "done",
+          });
+          assert.ok(rel.ok);
+        }
+        assert.deepEqual(seen, [1, 2, 3, 4, 5]);
+        assert.equal((await store.getLease("s")).lease, null);
+      }));
+
+    test("a stale token cannot release its successor's lease", () =>
+      withStore("fenced-release", async (store) => {
+        const a = await acquire(store, "s", "a");
+        assert.ok(a.ok);
+        assert.ok(
+          (
+            await store.release({
+              scope: "s",
+              token: 1,
+              runId: "a",
+              host: "h",
+              pid: 1,
+              reason: "x",
+            })
+          ).ok,
+        );
+        const b = await acquire(store, "s", "b");
+        assert.ok(b.ok && b.lease.token === 2);
+        const late = await store.release({
+          scope: "s",
+          token: 1,
+          runId: "a",
+          host: "h",
+          pid: 1,
+          reason: "zombie",
+        });
+        assert.ok(!late.ok && late.reason === "token_mismatch" && late.current?.token === 2);
+        assert.equal((await store.getLease("s")).lease?.owner.runId, "b");
+        const ev = await store.listEvents({ scope: "s" });
+        assert.ok(ev.some((e) => e.kind === EventKind.LeaseReleaseRejected && e.token === 1));
+      }));
+
+    test("renew extends every current lease in one call and skips stale ones", () =>
+      withStore("renew", async (store) => {
+        for (const s of ["a", "b", "c"]) assert.ok((await acquire(store, s, s, 1000)).ok);
+        const before = (await store.getLease("a")).lease!;
+        const cBefore = (await store.getLease("c")).lease!;
+        await sleep(30);
+        const r = await store.renew([
+          { scope: "a", token: 1, ttlMs: 60_000 },
+          { scope: "b", token: 1, ttlMs: 60_000 },
+          { scope: "c", token: 99, ttlMs: 60_000 },
+          { scope: "nope", token: 1, ttlMs: 60_000 },
+        ]);
+        assert.deepEqual([...r.renewed].sort(), ["a", "b"]);
+        const after = (await store.getLease("a")).lease!;
+        assert.ok(after.heartbeatAt > before.heartbeatAt);
+        assert.equal(after.expiresAt - after.heartbeatAt, 60_000);
+        assert.deepEqual(
+          (await store.getLease("c")).lease,
+          cBefore,
+          "a stale token renews nothing",
+        );
+      }));
+
+    test("renewing a thousand leases is one call", () =>
+      withStore("renew-many", async (store) => {
+        const items = [];
+        for (let i = 0; i < 1000; i++) {
+          const r = await acquire(store, `s${i}`, `r${i}`, 5000);
+          assert.ok(r.ok);
+          items.push({ scope: `s${i}`, token: r.lease.token, ttlMs: 5000 });
+        }
+        const r = await store.renew(items);
+        assert.equal(r.renewed.size, 1000);
+      }));
+
+    test("an expired lease blocks acquisition, is reported once, and refuses renew, release and writes", () =>
+      withStore("expiry", async (store) => {
+        assert.ok((await acquire(store, "s", "r1", 200)).ok);
+        await sleep(300);
+        const r = await acquire(store, "s", "r2");
+        assert.ok(!r.ok && r.reason === "expired" && r.holder?.owner.runId === "r1");
+        await acquire(store, "s", "r3");
+        await store.noteExpiry("s", 1);
+        const expiredEvents = (await store.listEvents({ scope: "s" })).filter(
+          (e) => e.kind === EventKind.LeaseExpired,
+        );
+        assert.equal(expiredEvents.length, 1, "the expiry is logged once per token");
+        assert.equal((await store.renew([{ scope: "s", token: 1, ttlMs: 5000 }])).renewed.size, 0);
+        const rel = await store.release({
+          scope: "s",
+          token: 1,
+          runId: "r1",
+          host: "h",
+          pid: 1,
+          reason: "late",
+        });
+        assert.ok(!rel.ok && rel.reason === "expired");
+        const put = await store.putState("s", 1, "k", "v");
+        assert.ok(!put.ok && put.reason === "expired");
+        const child = await store.setChild("s", 1, 99, null);
+        assert.ok(!child.ok && child.reason === "expired");
+        assert.equal(
+          (await store.getLease("s")).lease?.token,
+          1,
+          "nothing deleted the expired lease",
+        );
+      }));
+
+    test("fenced state writes succeed only under the current token (I3)", () =>
+      withStore("state", async (store) => {
+        assert.ok((await acquire(store, "s", "r1")).ok);
+        assert.ok((await store.putState("s", 1, "step", "1")).ok);
+        const stale = await store.putState("s", 7, "step", "bogus");
+        assert.ok(!stale.ok && stale.reason === "token_mismatch");
+        assert.ok(
+          (
+            await store.release({
+              scope: "s",
+              token: 1,
+              runId: "r1",
+              host: "h",
+              pid: 1,
+              reason: "x",
+            })
+          ).ok,
+        );
+        const released = await store.putState("s", 1, "step", "late");
+        assert.ok(!released.ok && released.reason === "not_held");
+        assert.ok((await acquire(store, "s", "r2")).ok);
+        assert.ok((await store.putState("s", 2, "step", "2")).ok);
+        const zombie = await store.putState("s", 1, "step", "zombie");
+        assert.ok(!zombie.ok && zombie.reason === "token_mismatch");
+        const state = await store.getState("s");
+        assert.deepEqual(
+          state.map((e) => [e.key, e.value, e.token]),
+          [["step", "2", 2]],
+        );
+        assert.ok((await store.setChild("s", 2, 1234, "55")).ok);
+        assert.equal((await store.getLease("s")).lease?.owner.childPid, 1234);
+        assert.equal((await store.setChild("s", 1, 1, null)).ok, false);
+      }));
+
+    test("concurrent acquisitions from separate connections: exactly one wins", () =>
+      withStore("race", async (_store, url) => {
+        const stores = await Promise.all(Array.from({ length: 8 }, () => openStore(url)));
+        try {
+          const results = await Promise.all(stores.map((s, i) => acquire(s, "hot", `r${i}`)));
+          assert.equal(results.filter((r) => r.ok).length, 1);
+          for (const r of results) if (!r.ok) assert.equal(r.reason, "held");
+        } finally {
+          await Promise.all(stores.map((s) => s.close()));
+        }
+      }));
+
+    test("the wait queue hands a free scope to the oldest live ticket", () =>
+      withStore("queue", async (store) => {
+        const o = { runId: "w", host: "h", pid: 1 };
+        assert.ok((await acquire(store, "s", "holder")).ok);
+        const t1 = await store.enqueue("s", 5000, o);
+        const t2 = await store.enqueue("s", 5000, o);
+        assert.ok(t2 > t1);
+        assert.deepEqual(
+          [
+            (await store.peek("s", t1)).waitersAhead,
+            (await store.peek("s", t2)).waitersAhead,
+            (await store.peek("s", null)).waitersAhead,
+          ],
+          [0, 1, 2],
+        );
+        assert.ok(
+          (
+            await store.release({
+              scope: "s",
+              token: 1,
+              runId: "holder",
+              host: "h",
+              pid: 1,
+              reason: "x",
+            })
+          ).ok,
+        );
+        const p = await store.peek("s", t2);
+        assert.ok(p.free && p.waitersAhead === 1);
+        const jump = await acquire(store, "s", "t2", 10_000, t2);
+        assert.ok(!jump.ok && jump.reason === "queued", "a later ticket cannot jump the line");
+        const noTicket = await acquire(store, "s", "x");
+        assert.ok(
+          !noTicket.ok && noTicket.reason === "queued",
+          "nor can a caller without a ticket",
+        );
+        const first = await acquire(store, "s", "t1", 10_000, t1);
+        assert.ok(first.ok, "the oldest ticket gets it");
+        assert.equal(
+          (await store.peek("s", t2)).waitersAhead,
+          0,
+          "the winner's ticket left the queue",
+        );
+      }));
+
+    test("a ticket that is not refreshed stops blocking the line", () =>
+      withStore("queue-ttl", async (store) => {
+        const o = { runId: "w", host: "h", pid: 1 };
+        const dead = await store.enqueue("s", 150, o);
+        const live = await store.enqueue("s", 5000, o);
+        assert.equal((await store.peek("s", live)).waitersAhead, 1);
+        await sleep(250);
+        assert.equal((await store.peek("s", live)).waitersAhead, 0);
+        assert.ok((await acquire(store, "s", "live", 1000, live)).ok);
+        assert.equal(await store.refreshTicket(dead, 1000), false, "the dead ticket was purged");
+      }));
+
+    test("events can be filtered by scope, age and id", () =>
+      withStore("events", async (store) => {
+        assert.ok((await acquire(store, "a", "r1")).ok);
+        assert.ok((await acquire(store, "b", "r2")).ok);
+        await store.recordEvent({
+          kind: EventKind.LeaseLost,
+          scope: "a",
+          token: 1,
+          runId: "r1",
+          host: "h",
+          pid: 5,
+          message: "lost it",
+          detail: { why: "test" },
+        });
+        const all = await store.listEvents({});
+        assert.deepEqual(
+          all.map((e) => e.kind),
+          ["lease.acquired", "lease.acquired", "lease.lost"],
+        );
+        const a = await store.listEvents({ scope: "a" });
+        assert.equal(a.length, 2);
+        assert.deepEqual(a[1]!.detail, { why: "test" });
+        const after = await store.listEvents({ afterId: all[1]!.id });
+        assert.equal(after.length, 1);
+        const now = await store.now();
+        assert.equal((await store.listEvents({ since: now + 60_000 })).length, 0);
+        assert.equal(
+          (await store.listEvents({ limit: 1 }))[0]!.kind,
+          "lease.lost",
+          "limit keeps the newest",
+        );
+      }));
+
+    test("many processes opening a new store at once all migrate safely", async () => {
+      const loc = backend.prepare("migrate");
+      try {
+        const stores = await Promise.all(Array.from({ length: 6 }, () => openStore(loc.url)));
+        const infos = await Promise.all(stores.map((s) => s.info()));
+        for (const i of infos) assert.equal(i.schemaVersion, i.latestSchemaVersion);
+        assert.equal(new Set(infos.map((i) => i.storeId)).size, 1);
+        await Promise.all(stores.map((s) => s.close()));
+      } finally {
+        await loc.cleanup();
+      }
+    });
+
+    test("a schema newer than this binary is refused", async () => {
+      const loc = backend.prepare("too-new");
+      try {
+        await (await openStore(loc.url)).close();
+        await backend.rawSql(
+          loc.url,
+          "UPDATE quiesce_meta SET value = '999' WHERE key = 'schema_version'",
+        );
+        await assert.rejects(
+          openStore(loc.url),
+          (e) => isQuiesceError(e, "SCHEMA_TOO_NEW") && /999/.test(e.message),
+        );
+      } finally {
+        await loc.cleanup();
+      }
+    });
+
+    test("the store clock is what leases are judged by (I10)", () =>
+      withStore("clock", async (store) => {
+        const now = await store.now();
+        const r = await acquire(store, "s", "r1", 5000);
+        assert.ok(r.ok);
+        assert.ok(r.lease.acquiredAt >= now && r.lease.acquiredAt - now < 5000);
+        assert.equal(r.now, r.lease.acquiredAt);
+      }));
+  });
+}

@@ -1,0 +1,4 @@
+import { sqliteBackend } from "../support/backends.js";
+import { defineLeaseStoreContract } from "./lease-store.contract.js";
+
+await defineLeaseStoreContract(sqliteBackend);

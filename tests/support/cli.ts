@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { CLI } from "./paths.js";
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliProcess {
+  child: ChildProcess;
+  pid: number;
+  /** Resolves when the process exits. */
+  done: Promise<CliResult>;
+  stdout(): string;
+  stderr(): string;
+}
+
+/** Starts the real `quiesce` CLI as a separate process. */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliProcess {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { ...process.env, QUIESCE_DEBUG: "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  const done = new Promise<CliResult>((resolve) =>
+    child.once("close", (code, signal) => resolve({ code, signal, stdout: out, stderr: err })),
+  );
+  return { child, pid: child.pid!, done, stdout: () => out, stderr: () => err };
+}
+
+export function cli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return startCli(args, env).done;
+}
+
+/** Polls `check` until it returns a value (not undefined/false) or the timeout passes. */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<NonNullable<T>> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== null && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
