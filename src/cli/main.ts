@@ -64,7 +64,7 @@ async function main(): Promise<void> {
         process.exit(0);
       }
       if (e.code === "commander.help") process.exit(Exit.OK);
-      fail(e.message.replace(/^error: /, ""), Exit.USAGE, e);
+      fail(e.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " "), Exit.USAGE, e);
     }
     if (isQuiesceError(e)) fail(e.message, exitCodeFor(e), e);
     fail(

@@ -45,16 +45,16 @@ export function toMs(value: string | number, what: string): number {
     if (!Number.isFinite(value) || value < 0) {
       throw invalidInput(`${what}: ${value} is not a non-negative number of milliseconds`);
     }
-    return Math.round(value);
+    return Math.round(value) + 0; // + 0 turns -0 into 0
   }
   return parseDuration(value, what);
 }
 
 /** Short human form: 950ms, 12.3s, 4m05s, 2h10m, 3d4h. */
 export function formatDuration(ms: number): string {
-  const sign = ms < 0 ? "-" : "";
-  const a = Math.abs(ms);
-  if (a < 1000) return `${sign}${Math.round(a)}ms`;
+  const a = Math.abs(Math.round(ms));
+  const sign = ms < 0 && a > 0 ? "-" : "";
+  if (a < 1000) return `${sign}${a}ms`;
   if (a < 60_000) return `${sign}${(a / 1000).toFixed(a < 10_000 ? 2 : 1).replace(/\.?0+$/, "")}s`;
   if (a < 3_600_000) {
     const m = Math.floor(a / 60_000);

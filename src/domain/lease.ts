@@ -56,7 +56,7 @@ export function leaseStatus(lease: LeaseRecord, storeNow: number): LeaseStatus {
   };
 }
 
-/** "run r-1 (quiesce) on db-7, pid 4121, command pid 4130" */
+/** `run r-1, on db-7, pid 4121, command pid 4130` (`run r-1 of system "backup", ...` for others). */
 export function describeOwner(owner: LeaseOwner): string {
   const parts = [`run ${owner.runId}`];
   if (owner.system !== "quiesce") parts[0] += ` of system "${owner.system}"`;
@@ -123,6 +123,13 @@ export function leaseTiming(
     );
   }
   const margin = safetyMarginMs ?? Math.min(5000, Math.max(50, Math.floor(ttlMs / 10)));
+  if (!Number.isFinite(margin) || margin < 0 || margin >= ttlMs) {
+    // A negative or NaN margin would put the local deadline after the store's expiry (or
+    // nowhere), and the holder would never self-fence in time (I4).
+    throw invalidInput(
+      `safety margin: ${String(margin)} ms is not a duration between 0 and the TTL (${ttlMs} ms)`,
+    );
+  }
   if (hb + margin >= ttlMs) {
     throw invalidInput(
       `--heartbeat: ${formatDuration(hb)} leaves no time to renew before the lease's local deadline ` +

@@ -14,10 +14,12 @@ export function defaultSqlitePath(
   uid = process.getuid?.() ?? -1,
 ): string {
   if (uid === 0) return "/var/lib/quiesce/quiesce.db";
+  // XDG: a relative XDG_STATE_HOME (or HOME) is invalid and ignored.
+  const home = env.HOME && env.HOME.startsWith("/") ? env.HOME : homedir();
   const state =
     env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/")
       ? env.XDG_STATE_HOME
-      : join(homedir(), ".local", "state");
+      : join(home, ".local", "state");
   return join(state, "quiesce", "quiesce.db");
 }
 
@@ -29,21 +31,25 @@ export function resolveStore(
   flag: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
 ): StoreTarget {
+  const source = flag !== undefined ? "--store" : "QUIESCE_STORE";
   const spec = flag ?? (env.QUIESCE_STORE || undefined);
   if (spec === undefined) return { backend: "sqlite", path: defaultSqlitePath(env) };
-  if (spec.trim() === "") throw invalidInput("--store: the store location is empty");
+  if (spec.trim() === "") throw invalidInput(`${source}: the store location is empty`);
   if (/^postgres(ql)?:\/\//i.test(spec)) return { backend: "postgres", url: spec };
   if (spec.startsWith("sqlite:")) {
-    const path = spec.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
-    if (path === "")
+    // sqlite:/abs, sqlite:rel, sqlite:///abs; `sqlite://x` would name a host, and SQLite has none.
+    const rest = spec.slice("sqlite:".length);
+    const path = rest.startsWith("///") ? rest.slice(2) : rest;
+    if (path === "" || (rest.startsWith("//") && !rest.startsWith("///"))) {
       throw invalidInput(
-        "--store: sqlite: needs a file path, e.g. sqlite:/var/lib/quiesce/quiesce.db",
+        `${source}: sqlite: needs a file path, e.g. sqlite:/var/lib/quiesce/quiesce.db`,
       );
+    }
     return { backend: "sqlite", path };
   }
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
     throw invalidInput(
-      `--store: "${spec.split("://")[0]}://" stores are not supported; use a file path, sqlite:PATH or postgres://...`,
+      `${source}: "${spec.split("://")[0]}://" stores are not supported; use a file path, sqlite:PATH or postgres://...`,
     );
   }
   return { backend: "sqlite", path: spec };

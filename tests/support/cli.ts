@@ -11,8 +11,10 @@ export interface CliResult {
 export interface CliProcess {
   child: ChildProcess;
   pid: number;
-  /** Resolves when the process exits. */
+  /** Resolves when the process exits and its output is read. */
   done: Promise<CliResult>;
+  /** Resolves as soon as the process exits (its pipes may still be open in a grandchild). */
+  exited: Promise<void>;
   stdout(): string;
   stderr(): string;
 }
@@ -27,10 +29,17 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): 
   let err = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+  // Resolve on exit, not on 'close': a command that outlives quiesce (SIGKILL tests) keeps the
+  // inherited stdout/stderr pipes open. Give the pipes a moment to drain, then stop waiting.
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
   const done = new Promise<CliResult>((resolve) =>
-    child.once("close", (code, signal) => resolve({ code, signal, stdout: out, stderr: err })),
+    child.once("exit", (code, signal) => {
+      const drained = Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
+      void drained.then(() => resolve({ code, signal, stdout: out, stderr: err }));
+    }),
   );
-  return { child, pid: child.pid!, done, stdout: () => out, stderr: () => err };
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return { child, pid: child.pid!, done, exited, stdout: () => out, stderr: () => err };
 }
 
 export function cli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import pg from "pg";
 import { ErrorCode, QuiesceError } from "../../domain/errors.js";
 
@@ -12,32 +13,52 @@ export interface PgTarget {
 
 const SCHEMA = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** `postgres://user@127.0.0.1:5432/db?schema=quiesce` -> connection string + schema. */
+/**
+ * `postgres://user@127.0.0.1:5432/db?schema=quiesce` -> connection string + schema.
+ *
+ * Only our own `schema` parameter is taken out; everything else goes to node-postgres as
+ * written (WHATWG URL parsing would refuse forms the driver accepts, such as a Unix socket:
+ * `postgres://user@/db?host=/run/postgresql`).
+ */
 export function parsePgUrl(url: string): PgTarget {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
+  if (!/^postgres(ql)?:\/\/[^\s]*$/i.test(url)) {
     throw new QuiesceError(
       ErrorCode.INVALID_INPUT,
-      `--store: "${redact(url)}" is not a valid PostgreSQL URL`,
+      "--store: not a valid PostgreSQL URL (expected postgres://user@host:port/database)",
     );
   }
-  const schema = u.searchParams.get("schema") ?? "public";
+  const q = url.indexOf("?");
+  const base = q === -1 ? url : url.slice(0, q);
+  const params = new URLSearchParams(q === -1 ? "" : url.slice(q + 1));
+  const schema = params.get("schema") ?? "public";
   if (!SCHEMA.test(schema)) {
     throw new QuiesceError(
       ErrorCode.INVALID_INPUT,
       `--store: schema "${schema}" is not a valid schema name (lowercase letters, digits, _)`,
     );
   }
-  u.searchParams.delete("schema");
-  const display = new URL(u.toString());
-  if (display.password) display.password = "***";
-  return { connectionString: u.toString(), schema, display: display.toString() };
+  params.delete("schema");
+  const rest = params.toString();
+  const connectionString = rest === "" ? base : `${base}?${rest}`;
+  const shown = new URLSearchParams(params);
+  if (shown.has("password")) shown.set("password", "***");
+  const shownRest = shown.toString().replace("password=%2A%2A%2A", "password=***");
+  return {
+    connectionString,
+    schema,
+    display: redactUserinfo(base) + (shownRest === "" ? "" : `?${shownRest}`),
+  };
 }
 
-function redact(url: string): string {
-  return url.replace(/\/\/([^:/@]*):[^@/]*@/, "//$1:***@");
+/** Hides the password of `scheme://user:password@host...`, even one containing @ or /. */
+function redactUserinfo(base: string): string {
+  const start = base.indexOf("//") + 2;
+  const at = base.lastIndexOf("@");
+  if (at < start) return base;
+  const userinfo = base.slice(start, at);
+  const colon = userinfo.indexOf(":");
+  if (colon === -1) return base;
+  return `${base.slice(0, start)}${userinfo.slice(0, colon)}:***${base.slice(at)}`;
 }
 
 const INT8 = 20;
@@ -56,7 +77,8 @@ export function createPool(target: PgTarget): pg.Pool {
     idleTimeoutMillis: 10_000,
     connectionTimeoutMillis: 5_000,
     query_timeout: 15_000,
-    application_name: "quiesce",
+    // Names the agent in pg_stat_activity, so an operator (or a test) can find its sessions.
+    application_name: `quiesce ${hostname()}:${process.pid}`.slice(0, 63),
     options: `-c search_path=${target.schema}`,
     types: {
       getTypeParser: ((oid: number, format?: "text" | "binary"): unknown =>
