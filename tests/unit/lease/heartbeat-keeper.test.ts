@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { leaseTiming } from "../../../src/domain/lease.js";
+import { readClock } from "../../../src/lease/clock.js";
+import { HeartbeatKeeper } from "../../../src/lease/heartbeat-keeper.js";
+import { Lease } from "../../../src/lease/lease.js";
+import { record, ScriptedStore } from "./fake-store.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The keeper's timers are unref'd (they must not keep a process alive), so the test keeps
+ * the event loop open itself while it waits, and gives up after `maxMs`. */
+function aborted(signal: AbortSignal, maxMs = 5000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const guard = setTimeout(() => reject(new Error(`not aborted within ${maxMs} ms`)), maxMs);
+    signal.addEventListener("abort", () => (clearTimeout(guard), resolve()), { once: true });
+  });
+}
+
+function setup(n: number, ttlMs: number, heartbeatMs?: number) {
+  const fake = new ScriptedStore();
+  const store = fake.asStore();
+  const keeper = new HeartbeatKeeper(store);
+  const timing = leaseTiming(ttlMs, heartbeatMs);
+  const leases = Array.from({ length: n }, (_, i) => new Lease(store, record(`s${i}`), timing, readClock()));
+  for (const l of leases) keeper.track(l);
+  return { fake, keeper, leases };
+}
+
+describe("HeartbeatKeeper", () => {
+  test("renews every lease of the process in one call per tick", async () => {
+    const { fake, keeper, leases } = setup(50, 600, 100);
+    await sleep(450);
+    keeper.stop();
+    assert.ok(fake.calls.length >= 3, `${fake.calls.length} ticks`);
+    for (const call of fake.calls) assert.equal(call.length, 50, "one statement carries all 50 leases");
+    for (const l of leases) assert.equal(l.lost, false);
+  });
+
+  test("leases taken at different moments fall into the same batch", async () => {
+    const fake = new ScriptedStore();
+    const store = fake.asStore();
+    const keeper = new HeartbeatKeeper(store);
+    const timing = leaseTiming(2000, 200);
+    const a = new Lease(store, record("a"), timing, readClock());
+    keeper.track(a);
+    await sleep(60);
+    const b = new Lease(store, record("b"), timing, readClock());
+    keeper.track(b);
+    await sleep(700);
+    keeper.stop();
+    const later = fake.calls.slice(1);
+    assert.ok(later.length >= 2);
+    for (const call of later) assert.deepEqual(call.map((i) => i.scope).sort(), ["a", "b"]);
+  });
+
+  test("renewals never overlap, even when the store is slower than the heartbeat", async () => {
+    const { fake, keeper } = setup(3, 2000, 50);
+    fake.delayMs = 200;
+    await sleep(900);
+    keeper.stop();
+    assert.ok(fake.calls.length >= 3);
+    assert.equal(fake.maxInFlight, 1);
+  });
+
+  test("a refused renewal loses the lease: its signal fires with LEASE_LOST and a lease.lost event", async () => {
+    const { fake, keeper, leases } = setup(2, 1000, 100);
+    fake.mode = "refuse";
+    const lease = leases[0]!;
+    await aborted(lease.signal);
+    keeper.stop();
+    assert.equal((lease.signal.reason as { code: string }).code, "LEASE_LOST");
+    assert.match(lease.lostReason!, /refused the renewal/);
+    assert.equal(lease.remainingMs(), 0);
+    assert.throws(() => lease.assertHeld(), /was lost/);
+    assert.equal(keeper.size, 0, "lost leases are no longer renewed");
+    assert.ok(fake.events.some((e) => e.kind === "lease.lost" && e.scope === "s0"));
+  });
+
+  test("a renewal that hangs cannot delay self-fencing: the deadline fires on time (I4)", async () => {
+    const { fake, keeper, leases } = setup(1, 500, 100);
+    fake.mode = "hang";
+    const lease = leases[0]!;
+    const t0 = readClock().mono;
+    const budget = lease.timing.ttlMs - lease.timing.safetyMarginMs;
+    await aborted(lease.signal);
+    const elapsed = readClock().mono - t0;
+    keeper.stop();
+    assert.ok(elapsed >= budget - 5, `lost after ${elapsed} ms, not before the ${budget} ms budget`);
+    assert.ok(elapsed < budget + 250, `lost after ${elapsed} ms, soon after the ${budget} ms budget`);
+    assert.match(lease.lostReason!, /no successful renewal within/);
+    assert.equal(fake.calls.length, 1, "no second renewal while the first is in flight");
+  });
+
+  test("a short outage is retried quickly and survived; the recovery is logged", async () => {
+    const { fake, keeper, leases } = setup(1, 1000, 200);
+    await sleep(250);
+    fake.mode = "fail";
+    await sleep(300);
+    fake.mode = "ok";
+    await sleep(250);
+    keeper.stop();
+    assert.equal(leases[0]!.lost, false);
+    const failedCalls = fake.calls.length;
+    assert.ok(failedCalls >= 4, `retried during the outage (${failedCalls} calls)`);
+    const recovered = fake.events.filter((e) => e.kind === "lease.renew_failed");
+    assert.equal(recovered.length, 1);
+    assert.match(recovered[0]!.message, /renewal attempt\(s\) failed over \d+ ms before one succeeded/);
+  });
+
+  test("an outage longer than the budget loses the lease even though retries continue", async () => {
+    const { fake, keeper, leases } = setup(1, 400, 100);
+    fake.mode = "fail";
+    await sleep(500);
+    keeper.stop();
+    assert.equal(leases[0]!.lost, true);
+  });
+
+  test("a process that was paused past its deadline finds the lease lost on the spot", () => {
+    const fake = new ScriptedStore();
+    const timing = leaseTiming(1000);
+    const past = readClock();
+    const lease = new Lease(fake.asStore(), record("s"), timing, { mono: past.mono - 2000, wall: past.wall - 2000 });
+    assert.equal(lease.remainingMs(), 0);
+    assert.equal(lease.lost, true);
+    assert.equal(lease.signal.aborted, true);
+  });
+
+  test("a wall clock that jumped (machine suspended) past the deadline counts as lost", () => {
+    const fake = new ScriptedStore();
+    const timing = leaseTiming(1000);
+    const now = readClock();
+    const lease = new Lease(fake.asStore(), record("s"), timing, { mono: now.mono, wall: now.wall - 5000 });
+    assert.equal(lease.lost, true);
+  });
+
+  test("stop() is idempotent and ends all timers", async () => {
+    const { fake, keeper } = setup(1, 1000, 100);
+    keeper.stop();
+    keeper.stop();
+    const calls = fake.calls.length;
+    await sleep(300);
+    assert.equal(fake.calls.length, calls);
+  });
+});
