@@ -1,29 +1,102 @@
 import type { Command } from "commander";
+import type { Alerter } from "../alert/alerter.js";
+import { buildAlerter } from "../config/build-alerter.js";
+import { loadConfig, type ConfigFlags, type ResolvedConfig } from "../config/resolve-config.js";
+import { EventKind } from "../domain/event.js";
 import { Leases } from "../lease/leases.js";
+import { hostIdentity } from "../lease/process-identity.js";
 import { openStore } from "../store/open-store.js";
 
-/** Every command that touches the store takes --store (else QUIESCE_STORE, else the default). */
+/** How long a command waits at exit for alerts still being delivered. */
+const ALERT_FLUSH_MS = 5000;
+
+/** Every command that touches the store takes --store and --config. */
 export function withStore(cmd: Command): Command {
-  return cmd.option(
-    "--store <url>",
-    "store: a file path, sqlite:PATH or postgres://... (env QUIESCE_STORE)",
-  );
+  return cmd
+    .option(
+      "--store <url>",
+      "store: a file path, sqlite:PATH or postgres://... (env QUIESCE_STORE)",
+    )
+    .option(
+      "--config <file>",
+      "quiesce.yaml to read (env QUIESCE_CONFIG; default /etc/quiesce/quiesce.yaml for root)",
+    );
 }
 
-export async function openLeasesFor(opts: { store?: string }): Promise<Leases> {
-  return new Leases(await openStore(opts.store));
+/** Flags of commands that may take over a lease or raise alerts. */
+export type TakeoverFlags = Pick<
+  ConfigFlags,
+  "probe" | "probeTimeout" | "remoteGrace" | "alertWebhook" | "alertCmd"
+>;
+
+export function withTakeoverFlags(cmd: Command): Command {
+  return cmd
+    .option(
+      "--probe <command>",
+      "probe command for takeover: exit 0 alive, 1 dead; {host} {pid} {child_pid} {run_id} {scope} are filled in (env QUIESCE_PROBE)",
+    )
+    .option("--probe-timeout <duration>", "how long the probe command may take (default 10s)")
+    .option(
+      "--remote-grace <duration>",
+      "presume an owner no probe can reach dead after this much silence past expiry; 'never' disables (default 5m)",
+    )
+    .option(
+      "--alert-webhook <url>",
+      "POST alerts (takeovers, refusals, breaks) as JSON here (env QUIESCE_ALERT_WEBHOOK)",
+    )
+    .option(
+      "--alert-cmd <command>",
+      "run this with each alert as JSON on stdin (env QUIESCE_ALERT_CMD)",
+    );
+}
+
+export interface Session {
+  leases: Leases;
+  config: ResolvedConfig;
+  alerter: Alerter;
+}
+
+/** Reads the configuration (flags > env > quiesce.yaml > defaults), then opens the store. */
+export async function openSession(flags: ConfigFlags): Promise<Session> {
+  const config = loadConfig(flags); // every bad value fails here, before the store is touched
+  const store = await openStore(config.store);
+  const host = hostIdentity().host;
+  const alerter = buildAlerter(config, {
+    // A failed delivery is itself recorded, so `quiesce events` shows what nobody was told.
+    onFailure: (alert, sink, error) =>
+      store
+        .recordEvent({
+          kind: EventKind.AlertFailed,
+          scope: alert.scope,
+          token: alert.token,
+          runId: null,
+          host,
+          pid: process.pid,
+          message: `alert ${alert.kind} not delivered to ${sink}: ${error.message}`,
+          detail: { alert, sink, error: error.message },
+        })
+        .catch(() => undefined),
+  });
+  const leases = new Leases(store, { takeover: config.takeover, alerter });
+  return { leases, config, alerter };
+}
+
+/** Waits (bounded) for alerts in flight, then releases what is held and closes the store. */
+export async function closeSession(s: Session): Promise<void> {
+  await s.alerter.flush(ALERT_FLUSH_MS).catch(() => undefined);
+  await s.leases.close().catch(() => undefined);
 }
 
 /** Opens, runs `fn`, always closes. */
 export async function withLeases<T>(
-  opts: { store?: string },
-  fn: (leases: Leases) => Promise<T>,
+  flags: ConfigFlags,
+  fn: (leases: Leases, session: Session) => Promise<T>,
 ): Promise<T> {
-  const leases = await openLeasesFor(opts);
+  const session = await openSession(flags);
   try {
-    return await fn(leases);
+    return await fn(session.leases, session);
   } finally {
-    await leases.close().catch(() => undefined);
+    await closeSession(session);
   }
 }
 

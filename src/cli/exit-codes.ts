@@ -18,6 +18,8 @@ export function exitCodeFor(e: QuiesceError): number {
     case ErrorCode.SCHEMA_TOO_NEW:
       return Exit.USAGE;
     case ErrorCode.LEASE_HELD:
+    case ErrorCode.WORK_REFUSED:
+    case ErrorCode.RUN_SUSPENDED:
       return Exit.LEASE_UNAVAILABLE;
     case ErrorCode.LEASE_LOST:
       return Exit.LEASE_LOST;
@@ -25,6 +27,8 @@ export function exitCodeFor(e: QuiesceError): number {
     case ErrorCode.INVALID_TRANSITION:
     case ErrorCode.COMMAND_FAILED:
     case ErrorCode.INTERNAL:
+    case ErrorCode.NEEDS_REVIEW:
+    case ErrorCode.DUPLICATE_EFFECT:
       return Exit.FAILURE;
   }
 }

@@ -6,6 +6,11 @@ import { registerLock } from "./commands/lock.js";
 import { registerRun } from "./commands/run.js";
 import { registerState } from "./commands/state.js";
 import { registerStore } from "./commands/store.js";
+import { registerCheck } from "./commands/check.js";
+import { registerIncident } from "./commands/incident.js";
+import { registerRuns } from "./commands/runs.js";
+import { registerMaintenance } from "./commands/maintenance.js";
+import { registerDrill } from "./commands/drill.js";
 
 const VERSION = "0.1.0";
 
@@ -24,6 +29,11 @@ function buildProgram(): Command {
   registerState(program);
   registerEvents(program);
   registerStore(program);
+  registerCheck(program);
+  registerIncident(program);
+  registerRuns(program);
+  registerMaintenance(program);
+  registerDrill(program);
   program.addHelpText(
     "after",
     "\nStore: --store PATH | sqlite:PATH | postgres://... , or QUIESCE_STORE; default " +

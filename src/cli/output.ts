@@ -36,6 +36,7 @@ export function leaseJson(l: LeaseRecord, now: number) {
     expiresInMs: s.expiresInMs,
     expired: s.expired,
     storeNow: iso(now),
+    takeover: l.takeover ?? null,
   };
 }
 
@@ -92,6 +93,14 @@ export function leaseDetails(l: LeaseRecord, now: number): string {
     ],
     ["ttl", formatDuration(l.ttlMs)],
   ];
+  if (l.takeover) {
+    const p = l.takeover.previous;
+    rows.push([
+      "taken over from",
+      `token ${p.token} of run ${p.owner.runId} on ${p.owner.host}: ${l.takeover.summary}`,
+    ]);
+  }
+
   const w = Math.max(...rows.map((r) => r[0].length));
   return rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join("\n") + "\n";
 }

@@ -21,6 +21,14 @@ export const ErrorCode = {
   COMMAND_FAILED: "COMMAND_FAILED",
   /** Anything we did not expect: a bug. */
   INTERNAL: "INTERNAL",
+  /** A runtime that is draining or stopped refused new work (a run). */
+  WORK_REFUSED: "WORK_REFUSED",
+  /** A drain stopped the run at a checkpoint; it resumes in the next process. */
+  RUN_SUSPENDED: "RUN_SUSPENDED",
+  /** The run or effect is quarantined until a human resolves it (`quiesce runs resolve`). */
+  NEEDS_REVIEW: "NEEDS_REVIEW",
+  /** An idempotency key was planned twice in one run. */
+  DUPLICATE_EFFECT: "DUPLICATE_EFFECT",
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -12,8 +12,46 @@ export const EventKind = {
   LeaseExpired: "lease.expired",
   /** A fenced write with a stale token or under an expired lease was refused (I3). */
   FencedWriteRejected: "lease.fenced_write_rejected",
+  /** A stale lease was taken over after its owner was shown dead; detail has the evidence. */
+  LeaseTakenOver: "lease.taken_over",
+  /** A takeover was refused: owner alive, death unproven, or a foreign system's lease. */
+  LeaseTakeoverRefused: "lease.takeover_refused",
+  /** An operator broke a lease (`quiesce lock break`); detail is the incident record. */
+  LeaseBroken: "lease.broken",
+  /** An alert could not be delivered to a sink after its retries. */
+  AlertFailed: "alert.failed",
+  /** A runtime changed state (RUNNING, DRAINING, QUIESCED, STOPPED, NEEDS_REVIEW). */
+  RuntimeTransition: "runtime.transition",
+  /** A draining or stopped runtime refused new work. */
+  RuntimeWorkRefused: "runtime.work_refused",
+  /** A new process found its predecessor's record and ran recovery; detail says what it found. */
+  RuntimeRecovered: "runtime.recovered",
+  /** Someone asked a runtime to drain (`quiesce maintenance start`). */
+  MaintenanceRequested: "maintenance.requested",
+  /** An effect went to NEEDS_REVIEW: nobody can tell whether it landed. */
+  EffectQuarantined: "journal.effect_quarantined",
+  /** Recovery settled an effect (lookup, replay, record); detail has how. */
+  EffectRecovered: "journal.effect_recovered",
+  /** A human resolved an effect (`quiesce runs resolve`). */
+  EffectResolved: "journal.effect_resolved",
+  /** An acknowledgement arrived for an effect already quarantined; detail has what it said. */
+  EffectLateAck: "journal.effect_late_ack",
+  /** A run went to NEEDS_REVIEW (a quarantined effect, a record that failed validation, ...). */
+  RunNeedsReview: "journal.run_needs_review",
 } as const;
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];
+
+/**
+ * Events a run writes about itself while it works. The run-activity probe counts only these:
+ * an expiry or a refused takeover is written by somebody else, and a loss or a late release is
+ * the run saying it stopped, not that it works on.
+ */
+
+export const HOLDER_ACTIVITY_KINDS: readonly EventKind[] = [
+  EventKind.LeaseAcquired,
+  EventKind.LeaseTakenOver,
+  EventKind.LeaseRenewFailed,
+];
 
 export interface EventInput {
   kind: EventKind;

@@ -32,6 +32,16 @@ export interface LeaseRecord {
   acquiredAt: number;
   heartbeatAt: number;
   expiresAt: number;
+  /** Set when this lease was obtained by taking over a stale one (I5). */
+  takeover?: TakeoverRecord | null;
+}
+
+/** What a takeover leaves on the new lease: whom it replaced and why that was allowed. */
+export interface TakeoverRecord {
+  previous: { token: number; owner: LeaseOwner; heartbeatAt: number; expiresAt: number };
+  basis: string;
+  summary: string;
+  probes: { probe: string; verdict: string; evidence: string }[];
 }
 
 /** Judged on the store's clock: `now` must come from the store, never from the reader. */
@@ -70,14 +80,20 @@ export function describeOwner(owner: LeaseOwner): string {
  * The sentence a blocked acquirer reads. An expired lease is spelled out as such: nothing
  * deletes it on expiry alone; clearing it needs proof that its owner is gone.
  */
-export function describeBlockingLease(lease: LeaseRecord, storeNow: number): string {
+export function describeBlockingLease(
+  lease: LeaseRecord,
+  storeNow: number,
+  options: { takeoverTried?: boolean } = {},
+): string {
   const s = leaseStatus(lease, storeNow);
   const who = describeOwner(lease.owner);
   if (s.expired) {
     return (
       `${lease.scope} is held by ${who} (token ${lease.token}) since ${new Date(lease.acquiredAt).toISOString()}; ` +
       `its lease expired ${formatDuration(-s.expiresInMs)} ago (last heartbeat ${formatDuration(s.heartbeatAgeMs)} ago) ` +
-      `and was never released: it stays until a takeover proves the owner is gone (quiesce lock takeover ${lease.scope})`
+      (options.takeoverTried
+        ? "and was never released"
+        : `and was never released: it stays until a takeover proves the owner is gone (quiesce lock takeover ${lease.scope})`)
     );
   }
   return (

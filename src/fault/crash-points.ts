@@ -8,6 +8,18 @@ export const CRASH_POINTS = {
   "run.after-acquire": "`run` holds the lease; the command has not been started",
   "run.after-spawn": "`run` started the command and recorded its pid",
   "run.before-release": "the command ended; `run` has not released the lease yet",
+  "break.after-incident": "`lock break` recorded the incident; the lease is not released yet",
+  // The journal and maintenance-window runtime: the six points `quiesce drill` kills at.
+  "runtime.drain":
+    "the runtime is DRAINING with a run in flight and has just refused new work or seen a run reach a checkpoint",
+  "effect.before-dispatch":
+    "the effect is PLANNED (durable); DISPATCHED is not written, nothing was sent",
+  "effect.after-dispatch": "DISPATCHED is durable and the request has left; no acknowledgement yet",
+  "effect.after-ack": "the provider acknowledged the request; ACKNOWLEDGED is not written yet",
+  "journal.checkpoint-write":
+    "inside the transaction that records an effect's result (OBSERVED), before it commits",
+  "runtime.after-quiesced":
+    "QUIESCED is durable; STOPPED is not written and the process has not exited",
 } as const;
 export type CrashPoint = keyof typeof CRASH_POINTS;
 

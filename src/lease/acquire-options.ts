@@ -31,6 +31,10 @@ export interface AcquireOptions {
   pollMs?: number;
   /** Override the self-fencing margin (ms); see leaseTiming(). */
   safetyMarginMs?: number;
+  /** Take over an expired lease when its owner is shown dead (default: the Leases setting, on). */
+  takeover?: boolean;
+  /** Also wait while these other systems hold a lease on this host (`--respect backup,hypervisor`). */
+  respect?: readonly string[];
 }
 
 export interface WaitProgress {
@@ -42,6 +46,7 @@ export interface WaitProgress {
 }
 
 export interface ResolvedAcquire {
+  respect: readonly string[];
   scope: string;
   timing: LeaseTiming;
   waitMs: number;
@@ -60,6 +65,7 @@ export function resolveAcquire(scope: string, o: AcquireOptions): ResolvedAcquir
   const pid = o.pid === undefined ? process.pid : o.pid;
   const id = hostIdentity();
   return {
+    respect: (o.respect ?? []).map((s) => validateSystem(s, "--respect")),
     scope,
     timing,
     waitMs,

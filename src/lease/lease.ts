@@ -64,6 +64,14 @@ export class Lease implements AsyncDisposable {
     return this.window.renewedAt;
   }
 
+  /**
+   * @internal ms left before the local deadline at `now`, WITHOUT marking the lease lost: the
+   * keeper computes its timers with this, and decides about losses itself.
+   */
+  validityAt(now: ClockReading): number {
+    return remainingValidity(this.window, now);
+  }
+
   get lost(): boolean {
     this.checkDeadline();
     return this.lossReason !== null;
@@ -185,10 +193,18 @@ export class Lease implements AsyncDisposable {
     });
     this.released = true;
     if (!this.signal.aborted) {
-      this.controller.abort(
-        new QuiesceError(ErrorCode.LEASE_LOST, `the lease on ${this.scope} was released`),
-      );
+      // Every normal release aborts the signal; skip the stack trace (it would be this line).
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+      try {
+        this.controller.abort(
+          new QuiesceError(ErrorCode.LEASE_LOST, `the lease on ${this.scope} was released`),
+        );
+      } finally {
+        Error.stackTraceLimit = limit;
+      }
     }
+
     return r;
   }
 

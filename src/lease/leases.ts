@@ -9,16 +9,47 @@ import {
   type LeaseRecord,
 } from "../domain/lease.js";
 import { validateScope } from "../domain/names.js";
+import type { TakeoverDecision, TakeoverPolicy } from "../domain/takeover-policy.js";
 import type { AcquireOutcome, EventFilter, Store } from "../store/store.js";
+import { waitForRespected } from "./respect.js";
+import { type AlertEmitter, TakeoverProcedure } from "./takeover.js";
 import { type AcquireOptions, resolveAcquire, type ResolvedAcquire } from "./acquire-options.js";
 import { readClock } from "./clock.js";
 import { HeartbeatKeeper, type KeeperEvents } from "./heartbeat-keeper.js";
 import { Lease } from "./lease.js";
 import { hostIdentity } from "./process-identity.js";
-import { waitInQueue } from "./wait-queue.js";
+import { waitInQueue, type WaitRefused } from "./wait-queue.js";
 
-export type Refusal = Extract<AcquireOutcome, { ok: false }> & { message: string };
+export type Refusal = {
+  ok: false;
+  /** `respected`: another system named in `respect` holds a lease on this host. */
+  reason: Extract<AcquireOutcome, { ok: false }>["reason"] | "respected";
+  holder: LeaseRecord | null;
+  now: number;
+  waitersAhead: number;
+  message: string;
+  /** The takeover decision, when an expired lease was in the way. */
+  decision?: TakeoverDecision;
+};
 export type TryAcquireResult = { ok: true; lease: Lease } | Refusal;
+
+export interface TakeoverConfig {
+  /** Attempt takeover of an expired lease automatically in acquire/run (default true). */
+  auto?: boolean;
+  /** A probe command template (`ssh {host} kill -0 {pid}`); null or absent: none. */
+  probe?: string | null;
+  probeTimeoutMs?: number;
+  /** Presume a remote owner dead after this much silence past expiry; null: never. Default 5m. */
+  remoteGraceMs?: number | null;
+}
+
+export interface LeasesOptions extends KeeperEvents {
+  takeover?: TakeoverConfig;
+  alerter?: AlertEmitter;
+}
+
+export const DEFAULT_REMOTE_GRACE_MS = 5 * 60_000;
+export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
 
 /**
  * The library's entry point for leases. One instance per store per process: it owns the
@@ -32,11 +63,46 @@ export class Leases implements AsyncDisposable {
   private readonly keeper: HeartbeatKeeper;
   private readonly held = new Set<Lease>();
   private readonly keeperEvents: KeeperEvents;
+  private readonly takeoverConfig: Required<TakeoverConfig>;
+  readonly alerter: AlertEmitter | undefined;
 
-  constructor(store: Store, events: KeeperEvents = {}) {
+  constructor(store: Store, options: LeasesOptions = {}) {
     this.store = store;
-    this.keeperEvents = { ...events };
+    this.keeperEvents = { onRenewError: options.onRenewError };
     this.keeper = new HeartbeatKeeper(store, this.keeperEvents);
+    const t = options.takeover ?? {};
+    this.takeoverConfig = {
+      auto: t.auto ?? true,
+      probe: t.probe ?? null,
+      probeTimeoutMs: t.probeTimeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS,
+      remoteGraceMs: t.remoteGraceMs === undefined ? DEFAULT_REMOTE_GRACE_MS : t.remoteGraceMs,
+    };
+    this.alerter = options.alerter;
+  }
+
+  private defaultProcedure: TakeoverProcedure | null = null;
+
+  /** The procedure acquisitions use: built once, so its refusal log survives across calls. */
+  private defaultTakeover(): TakeoverProcedure {
+    return (this.defaultProcedure ??= this.takeoverProcedure());
+  }
+
+  /** The takeover procedure with this instance's probes and alerts; policy flags per call. */
+  takeoverProcedure(
+    overrides: Partial<Pick<TakeoverPolicy, "forceUnknown" | "allowForeign">> = {},
+  ): TakeoverProcedure {
+    const c = this.takeoverConfig;
+    return new TakeoverProcedure(this.store, {
+      policy: {
+        system: "quiesce",
+        remoteGraceMs: c.remoteGraceMs,
+        forceUnknown: false,
+        allowForeign: false,
+        ...overrides,
+      },
+      probes: { command: c.probe, commandTimeoutMs: c.probeTimeoutMs },
+      alerter: this.alerter,
+    });
   }
 
   /** Replaces the keeper's callbacks (e.g. to report renewal errors on a terminal). */
@@ -47,6 +113,29 @@ export class Leases implements AsyncDisposable {
   /** Contention is a result, not an exception: `{ ok: false, reason, holder, message }`. */
   async tryAcquire(scope: string, options: AcquireOptions = {}): Promise<TryAcquireResult> {
     const req = resolveAcquire(scope, options);
+    const begin = readClock().mono;
+    if (req.respect.length > 0) {
+      const blocked = await waitForRespected(this.store, req, options);
+      if (blocked) return blocked;
+      req.waitMs = Math.max(0, req.waitMs - (readClock().mono - begin));
+    }
+    const takeover = (options.takeover ?? this.takeoverConfig.auto) ? this.defaultTakeover() : null;
+    const attempt = async (
+      ticket: number | null,
+    ): Promise<{ lease: LeaseRecord } | { decision: TakeoverDecision } | null> => {
+      const t = await takeover!.attempt({
+        scope,
+        owner: req.owner,
+        ttlMs: req.timing.ttlMs,
+        ticket,
+      });
+      if (t.outcome === "taken") return { lease: t.lease };
+      if (t.outcome === "refused") return { decision: t.decision };
+      return null;
+    };
+    // A caller acquiring in a tight loop on the synchronous SQLite driver never lets timers
+    // run; if a renewal is overdue, let the keeper have its turn first.
+    if (this.keeper.overdue()) await new Promise((r) => setTimeout(r, 0));
     const start = readClock();
     const first = await this.store.acquire({
       scope,
@@ -55,8 +144,20 @@ export class Leases implements AsyncDisposable {
       ticket: null,
     });
     if (first.ok) return { ok: true, lease: this.adopt(first.lease, req, start) };
-    if (req.waitMs === 0) return refusal(scope, first);
-    const waited = await waitInQueue(this.store, req, options, first);
+    let firstRefusal: WaitRefused = first;
+    if (first.reason === "expired" && takeover) {
+      const t = await attempt(null);
+      if (t && "lease" in t) return { ok: true, lease: this.adopt(t.lease, req, start) };
+      if (t) firstRefusal = { ...first, decision: t.decision };
+    }
+    if (req.waitMs === 0) return refusal(scope, firstRefusal);
+    const waited = await waitInQueue(
+      this.store,
+      req,
+      options,
+      firstRefusal,
+      takeover ? (_h, ticket) => attempt(ticket) : null,
+    );
     if (!waited.ok) return refusal(scope, waited);
     return { ok: true, lease: this.adopt(waited.lease, req, waited.start) };
   }
@@ -110,11 +211,12 @@ export class Leases implements AsyncDisposable {
     const before = await this.store.getLease(scope);
     const ttlMs = ttl === undefined ? (before.lease?.ttlMs ?? 0) : toMs(ttl, "--ttl");
     if (ttl !== undefined) leaseTiming(ttlMs);
-    const { renewed } = await this.store.renew([
+    const { refused } = await this.store.renew([
       { scope, token, ttlMs: Math.max(ttlMs, MIN_TTL_MS) },
     ]);
     const after = await this.store.getLease(scope);
-    if (!renewed.has(scope)) throw lostError(scope, token, after.lease, after.now);
+    if (refused.has(scope)) throw lostError(scope, token, after.lease, after.now);
+
     return after.lease!;
   }
 
@@ -181,9 +283,12 @@ function lostError(
   );
 }
 
-function refusal(scope: string, r: Extract<AcquireOutcome, { ok: false }>): Refusal {
+function refusal(scope: string, r: WaitRefused): Refusal {
   let message: string;
-  if (r.holder) message = describeBlockingLease(r.holder, r.now);
+  const d = r.decision;
+  if (r.holder && d?.action === "refuse" && d.reason !== "not_expired") {
+    message = `${describeBlockingLease(r.holder, r.now, { takeoverTried: true })}; takeover refused: ${d.summary}`;
+  } else if (r.holder) message = describeBlockingLease(r.holder, r.now);
   else
     message = `${scope} is free but ${r.waitersAhead} waiter(s) are queued ahead; use --wait to take a place in line`;
   return { ...r, message };

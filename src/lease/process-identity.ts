@@ -11,21 +11,33 @@ export interface HostIdentity {
   bootId: string | null;
 }
 
-let cachedBootId: string | null | undefined;
+let cached: HostIdentity | undefined;
 
+/** Read once per process: both are asked for on every acquisition and every probe, and a
+ * process keeps one identity for its whole life (a rename mid-run would confuse readers). */
 export function hostIdentity(): HostIdentity {
-  if (cachedBootId === undefined) {
+  if (cached === undefined) {
+    let bootId: string | null;
     try {
-      cachedBootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+      bootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
     } catch {
-      cachedBootId = null;
+      bootId = null;
     }
+    cached = { host: hostname(), bootId };
   }
-  return { host: hostname(), bootId: cachedBootId };
+  return cached;
 }
+
+let ownStart: string | null | undefined;
 
 /** The process's start time in clock ticks since boot (field 22 of /proc/PID/stat), or null. */
 export function processStartTime(pid: number): string | null {
+  // Our own start time never changes; every acquisition asks for it.
+  if (pid === process.pid) return (ownStart ??= readStartTime(pid));
+  return readStartTime(pid);
+}
+
+function readStartTime(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name (field 2) is in parentheses and may itself contain spaces or ')'.

@@ -1,4 +1,5 @@
 import { describeBlockingLease, type LeaseRecord } from "../domain/lease.js";
+import type { TakeoverDecision } from "../domain/takeover-policy.js";
 import type { AcquireOutcome, Store } from "../store/store.js";
 import type { AcquireOptions, ResolvedAcquire } from "./acquire-options.js";
 import { readClock, sleep } from "./clock.js";
@@ -8,8 +9,15 @@ const TICKET_TTL_MS = 3000;
 const PROGRESS_EVERY_MS = 1000;
 
 type Refused = Extract<AcquireOutcome, { ok: false }>;
+export type WaitRefused = Refused & { decision?: TakeoverDecision };
 export type WaitResult =
-  { ok: true; lease: LeaseRecord; start: ReturnType<typeof readClock> } | Refused;
+  { ok: true; lease: LeaseRecord; start: ReturnType<typeof readClock> } | WaitRefused;
+
+/** Called when the lease in the way has expired and this waiter is first in line. */
+export type OnExpired = (
+  holder: LeaseRecord,
+  ticket: number,
+) => Promise<{ lease: LeaseRecord } | { decision: TakeoverDecision } | null>;
 
 /**
  * `--wait`: take a ticket, then poll read-only until the scope is free and no live waiter is
@@ -17,21 +25,25 @@ export type WaitResult =
  * (one process re-acquires over and over while others starve); the queue hands the lease over
  * in arrival order on both backends. Polls are reads, so waiting costs no fsyncs; the ticket
  * is refreshed every second so a dead waiter stops blocking the line within TICKET_TTL_MS.
+ *
+ * An expired lease in the way is never waited out: the waiter first in line runs the takeover
+ * procedure (`onExpired`) on each poll until the owner is shown dead or the wait ends.
  */
 export async function waitInQueue(
   store: Store,
   req: ResolvedAcquire,
   options: AcquireOptions,
-  first: Refused,
+  first: WaitRefused,
+  onExpired: OnExpired | null,
 ): Promise<WaitResult> {
   const begin = readClock().mono;
   const deadline = begin + req.waitMs;
   const owner = req.owner;
   const ticket = await store.enqueue(req.scope, TICKET_TTL_MS, owner);
-  let last: Refused = first;
+  let last: WaitRefused = first;
   let refreshedAt = readClock().mono;
   let reportedAt = -Infinity;
-  let expiredTokenNoted = first.reason === "expired" ? first.holder?.token : undefined;
+  let expiryNoted = first.reason === "expired" ? first.holder?.token : undefined;
   let won = false;
   try {
     for (;;) {
@@ -41,8 +53,8 @@ export async function waitInQueue(
         refreshedAt = now;
       }
       const p = await store.peek(req.scope, ticket);
+      const start = readClock();
       if (p.free && p.waitersAhead === 0) {
-        const start = readClock();
         const r = await store.acquire({ scope: req.scope, ttlMs: req.timing.ttlMs, owner, ticket });
         if (r.ok) {
           won = true;
@@ -51,32 +63,45 @@ export async function waitInQueue(
         last = r;
       } else {
         const expired = p.holder !== null && p.holder.expiresAt <= p.now;
-        // Log the expiry (the store does it once per token), then keep waiting: an expired
-        // lease is cleared only by a takeover with proof of death, never by waiting it out.
-        if (expired && p.holder && expiredTokenNoted !== p.holder.token) {
-          expiredTokenNoted = p.holder.token;
-          await store.noteExpiry(p.holder.scope, p.holder.token);
-        }
         last = {
           ok: false,
           reason: p.holder ? (expired ? "expired" : "held") : "queued",
           holder: p.holder,
           now: p.now,
           waitersAhead: p.waitersAhead,
+          decision: last.decision,
         };
+        if (expired && p.holder) {
+          if (expiryNoted !== p.holder.token) {
+            expiryNoted = p.holder.token;
+            await store.noteExpiry(p.holder.scope, p.holder.token);
+          }
+          if (onExpired && p.waitersAhead === 0) {
+            const t = await onExpired(p.holder, ticket);
+            if (t && "lease" in t) {
+              won = true;
+              return { ok: true, lease: t.lease, start };
+            }
+            if (t) last.decision = t.decision;
+          }
+        }
       }
       const left = deadline - readClock().mono;
       if (left <= 0) return last;
       if (options.onWait && now - reportedAt >= PROGRESS_EVERY_MS) {
         reportedAt = now;
+        const blocking = last.holder
+          ? describeBlockingLease(last.holder, last.now)
+          : `${last.waitersAhead} waiter(s) ahead`;
         options.onWait({
           scope: req.scope,
           waitedMs: now - begin,
           remainingMs: left,
           waitersAhead: last.waitersAhead,
-          message: last.holder
-            ? describeBlockingLease(last.holder, last.now)
-            : `${last.waitersAhead} waiter(s) ahead`,
+          message:
+            last.decision?.action === "refuse"
+              ? `${blocking}; takeover refused: ${last.decision.summary}`
+              : blocking,
         });
       }
       await sleep(Math.min(req.pollMs, left), options.signal);

@@ -1,8 +1,6 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { invalidInput } from "../domain/errors.js";
-import { PgStore } from "./postgres/pg-store.js";
-import { SqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
 /**
@@ -60,5 +58,12 @@ export async function openStore(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Store> {
   const target = resolveStore(flag, env);
-  return target.backend === "postgres" ? PgStore.open(target.url) : new SqliteStore(target.path);
+  // Each backend (and its driver) is loaded only when used: the CLI starts faster without pg
+  // when the store is SQLite, and without better-sqlite3's native module when it is PostgreSQL.
+  if (target.backend === "postgres") {
+    const { PgStore } = await import("./postgres/pg-store.js");
+    return PgStore.open(target.url);
+  }
+  const { SqliteStore } = await import("./sqlite/sqlite-store.js");
+  return new SqliteStore(target.path);
 }

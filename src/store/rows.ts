@@ -1,5 +1,5 @@
 import type { EventRecord } from "../domain/event.js";
-import type { LeaseRecord } from "../domain/lease.js";
+import type { LeaseRecord, TakeoverRecord } from "../domain/lease.js";
 
 /**
  * Both backends select leases and events under these column names, with times already as
@@ -23,6 +23,13 @@ export interface LeaseRow {
   acquired_at: number | null;
   heartbeat_at: number | null;
   expires_at: number | null;
+  prev_owner?: string | Record<string, unknown> | null;
+  takeover_evidence?: string | Record<string, unknown> | null;
+}
+
+function json(v: string | Record<string, unknown> | null | undefined): unknown {
+  if (v === null || v === undefined) return null;
+  return typeof v === "string" ? JSON.parse(v) : v;
 }
 
 /** A released scope has a row (it keeps the token counter) but no lease. */
@@ -49,6 +56,7 @@ export function leaseFromRow(row: LeaseRow | undefined | null): LeaseRecord | nu
     // A foreign or hand-made row without an expiry never expires on its own; treat it as
     // live forever rather than as free (the check command flags such rows).
     expiresAt: row.expires_at === null ? Number.MAX_SAFE_INTEGER : Number(row.expires_at),
+    takeover: (json(row.takeover_evidence) as TakeoverRecord | null) ?? null,
   };
 }
 
@@ -79,4 +87,13 @@ export function eventFromRow(row: EventRow): EventRecord {
     message: row.message,
     detail: (detail ?? {}) as Record<string, unknown>,
   };
+}
+
+/** Why releasing a stale lease by token was refused: it is live, moved on, or already free. */
+export function staleRefusal(
+  current: LeaseRecord | null,
+  token: number,
+): "live" | "token_mismatch" | "not_held" {
+  if (current === null) return "not_held";
+  return current.token === token ? "live" : "token_mismatch";
 }

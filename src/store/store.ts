@@ -1,5 +1,7 @@
 import type { EventInput, EventRecord } from "../domain/event.js";
-import type { LeaseOwner, LeaseRecord } from "../domain/lease.js";
+import type { JournalStore } from "./journal-store.js";
+import type { LeaseOwner, LeaseRecord, TakeoverRecord } from "../domain/lease.js";
+import type { OwnerActivity } from "../domain/probe-verdicts.js";
 
 /**
  * The Store port: atomic domain operations, never a connection or a transaction. Each backend
@@ -10,6 +12,8 @@ export interface Store {
   readonly backend: "sqlite" | "postgres";
   /** Where the store is, for messages; never contains a password. */
   readonly location: string;
+  /** The side-effect journal and runtime records, on the same connection (journal-store.ts). */
+  readonly journal: JournalStore;
 
   /** The store's clock, epoch ms. */
   now(): Promise<number>;
@@ -23,13 +27,34 @@ export interface Store {
 
   /**
    * Extends every listed lease that is still current (same token, not expired) by its TTL from
-   * the store's now, in one statement. Returns the scopes that were renewed; any other is lost.
+   * the store's now, in one statement. Returns the scopes that were NOT renewed (usually none,
+   * so a tick of 10,000 leases does not ship 10,000 rows back); those leases are lost.
    */
   renew(items: readonly RenewItem[]): Promise<RenewOutcome>;
 
   /** Releases only if `token` is current and the lease has not expired (a zombie's late release
    * is refused). Records `lease.released` or `lease.release_rejected` in the same commit. */
   release(req: ReleaseRequest): Promise<ReleaseOutcome>;
+
+  /**
+   * Takes over a stale lease: a compare-and-swap on the stale token, allowed only while that
+   * token is still held and past its expiry on the store clock, and nobody is queued ahead of
+   * `ticket` (I5). The new token is one more; the record of whom it replaced and why is stored
+   * on the lease and in a `lease.taken_over` event, in the same commit. Of many contenders with
+   * the same stale token, exactly one succeeds.
+   */
+  takeOver(req: TakeoverRequest): Promise<TakeoverOutcome>;
+
+  /** Releases an EXPIRED (or expiry-less) lease by token: the last step of `lock break`, after
+   * its incident record is written. A live lease is refused. */
+  releaseStale(req: ReleaseRequest): Promise<StaleReleaseOutcome>;
+
+  /**
+   * For the run-activity probe: the last event the run wrote while working
+   * (HOLDER_ACTIVITY_KINDS), and when it gave the lease `scope`/`token` up itself (its late
+   * release was refused: its work had ended).
+   */
+  ownerActivity(runId: string, scope: string, token: number): Promise<OwnerActivity>;
 
   /** Sets the wrapped command's pid; fenced by the token like every write under a lease (I3). */
   setChild(
@@ -65,6 +90,10 @@ export interface Store {
   recordEvent(event: EventInput): Promise<void>;
   listEvents(filter: EventFilter): Promise<EventRecord[]>;
 
+  /** A named bookmark kept in the store (e.g. when `quiesce check` last ran); null if unset. */
+  readMarker(name: string): Promise<string | null>;
+  writeMarker(name: string, value: string): Promise<void>;
+
   info(): Promise<StoreInfo>;
   close(): Promise<void>;
 }
@@ -89,6 +118,19 @@ export type AcquireOutcome =
       waitersAhead: number;
     };
 
+export interface TakeoverRequest {
+  scope: string;
+  staleToken: number;
+  ttlMs: number;
+  owner: LeaseOwner;
+  ticket: number | null;
+  record: TakeoverRecord;
+}
+
+export type TakeoverOutcome =
+  | { ok: true; lease: LeaseRecord; now: number }
+  | { ok: false; reason: "changed" | "queued"; current: LeaseRecord | null; now: number };
+
 export interface RenewItem {
   scope: string;
   token: number;
@@ -96,7 +138,7 @@ export interface RenewItem {
 }
 
 export interface RenewOutcome {
-  renewed: ReadonlySet<string>;
+  refused: ReadonlySet<string>;
 }
 
 export interface ReleaseRequest {
@@ -114,6 +156,15 @@ export type ReleaseOutcome =
   | {
       ok: false;
       reason: "not_held" | "token_mismatch" | "expired";
+      current: LeaseRecord | null;
+      now: number;
+    };
+
+export type StaleReleaseOutcome =
+  | { ok: true }
+  | {
+      ok: false;
+      reason: "live" | "token_mismatch" | "not_held";
       current: LeaseRecord | null;
       now: number;
     };
@@ -143,6 +194,9 @@ export interface PeekResult {
 
 export interface EventFilter {
   scope?: string;
+  runId?: string;
+  /** Only these kinds. */
+  kinds?: readonly string[];
   /** Epoch ms on the store clock. */
   since?: number;
   afterId?: number;

@@ -145,7 +145,11 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           { scope: "c", token: 99, ttlMs: 60_000 },
           { scope: "nope", token: 1, ttlMs: 60_000 },
         ]);
-        assert.deepEqual([...r.renewed].sort(), ["a", "b"]);
+        assert.deepEqual(
+          [...r.refused].sort(),
+          ["c", "nope"],
+          "only the stale and unknown ones are refused",
+        );
         const after = (await store.getLease("a")).lease!;
         assert.ok(after.heartbeatAt > before.heartbeatAt);
         assert.equal(after.expiresAt - after.heartbeatAt, 60_000);
@@ -164,8 +168,20 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           assert.ok(r.ok);
           items.push({ scope: `s${i}`, token: r.lease.token, ttlMs: 5000 });
         }
+        const before = (await store.getLease("s999")).lease!;
+        await sleep(5);
         const r = await store.renew(items);
-        assert.equal(r.renewed.size, 1000);
+        assert.equal(r.refused.size, 0);
+        assert.ok(
+          (await store.getLease("s999")).lease!.heartbeatAt > before.heartbeatAt,
+          "the last one was renewed too",
+        );
+        items[500] = { ...items[500]!, token: 77 };
+        assert.deepEqual(
+          [...(await store.renew(items)).refused],
+          ["s500"],
+          "one stale token among 1000 is named",
+        );
       }));
 
     test("an expired lease blocks acquisition, is reported once, and refuses renew, release and writes", () =>
@@ -180,7 +196,11 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           (e) => e.kind === EventKind.LeaseExpired,
         );
         assert.equal(expiredEvents.length, 1, "the expiry is logged once per token");
-        assert.equal((await store.renew([{ scope: "s", token: 1, ttlMs: 5000 }])).renewed.size, 0);
+        assert.deepEqual(
+          [...(await store.renew([{ scope: "s", token: 1, ttlMs: 5000 }])).refused],
+          ["s"],
+        );
+
         const rel = await store.release({
           scope: "s",
           token: 1,

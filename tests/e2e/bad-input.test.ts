@@ -195,6 +195,34 @@ describe("bad input", () => {
     );
   });
 
+  test("an invalid quiesce.yaml: exit 2 naming the file and the key", async () => {
+    const f = join(t.dir, "quiesce.yaml");
+    writeFileSync(f, "alerts:\n  webhook:\n    url: http://127.0.0.1:9/hook\n    timeout: 5x\n");
+    const r = await cli(["lock", "list", "--config", f, "--store", store]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /quiesce\.yaml: alerts\.webhook\.timeout: .*5x.* is not a duration/);
+    assert.equal(r.stderr.trim().split("\n").length, 1);
+    const missing = await cli([
+      "lock",
+      "list",
+      "--config",
+      join(t.dir, "nope.yaml"),
+      "--store",
+      store,
+    ]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /nope\.yaml/);
+  });
+
+  test("settings come from quiesce.yaml when no flag or variable gives them", async () => {
+    const f = join(t.dir, "system.yaml");
+    writeFileSync(f, `store: ${store}\nsystem: backup\n`);
+    const r = await cli(["lock", "acquire", "from-config", "--ttl", "1m", "--config", f]);
+    assert.equal(r.code, 0, r.stderr);
+    const show = await cli(["lock", "show", "from-config", "--json", "--config", f]);
+    assert.equal((JSON.parse(show.stdout) as { owner: { system: string } }).owner.system, "backup");
+  });
+
   test("a store path that is a directory: exit 2", async () => {
     const r = await cli(["lock", "list", "--store", t.dir]);
     assert.equal(r.code, 2);

@@ -12,7 +12,9 @@ await eachBackend("library: leases for agents", (b) => {
         await using lease = await leases.acquire("patch:wave", { ttl: "5s" });
         assert.equal(lease.token, 1);
         assert.equal(lease.signal.aborted, false);
-        assert.ok(lease.remainingMs() > 4000 && lease.remainingMs() <= 5000 - lease.timing.safetyMarginMs);
+        assert.ok(
+          lease.remainingMs() > 4000 && lease.remainingMs() <= 5000 - lease.timing.safetyMarginMs,
+        );
         assert.ok(await showLease(url, "patch:wave"));
       }
       assert.equal(await showLease(url, "patch:wave"), null);
@@ -27,7 +29,10 @@ await eachBackend("library: leases for agents", (b) => {
       assert.equal(r.ok, false);
       assert.ok(!r.ok && r.reason === "held" && r.holder?.token === held.token);
       assert.match(!r.ok ? r.message : "", /s is held by run r-/);
-      await assert.rejects(other.acquire("s"), (e) => isQuiesceError(e, "LEASE_HELD") && e.details.reason === "held");
+      await assert.rejects(
+        other.acquire("s"),
+        (e) => isQuiesceError(e, "LEASE_HELD") && e.details.reason === "held",
+      );
     }));
 
   test("a waiter gets the lease when the holder releases it", () =>
@@ -36,7 +41,11 @@ await eachBackend("library: leases for agents", (b) => {
       await using w = await openLeases({ store: url });
       const held = await a.acquire("s", { ttl: "5s" });
       const progress: string[] = [];
-      const waiting = w.acquire("s", { ttl: "5s", wait: "10s", onWait: (p) => progress.push(p.message) });
+      const waiting = w.acquire("s", {
+        ttl: "5s",
+        wait: "10s",
+        onWait: (p) => progress.push(p.message),
+      });
       setTimeout(() => void held.release("done"), 300);
       const got = await waiting;
       assert.equal(got.token, 2);
@@ -52,10 +61,15 @@ await eachBackend("library: leases for agents", (b) => {
       await b.rawSql(url, "UPDATE quiesce_leases SET token = token + 1 WHERE scope = 's'");
       await new Promise<void>((resolve, reject) => {
         const guard = setTimeout(() => reject(new Error("signal did not abort")), 3000);
-        lease.signal.addEventListener("abort", () => (clearTimeout(guard), resolve()), { once: true });
+        lease.signal.addEventListener("abort", () => (clearTimeout(guard), resolve()), {
+          once: true,
+        });
       });
       assert.ok(isQuiesceError(lease.signal.reason, "LEASE_LOST"));
-      assert.throws(() => lease.assertHeld(), (e) => isQuiesceError(e, "LEASE_LOST"));
+      assert.throws(
+        () => lease.assertHeld(),
+        (e) => isQuiesceError(e, "LEASE_LOST"),
+      );
       await assert.rejects(lease.putState("step", "2"), (e) => isQuiesceError(e, "LEASE_LOST"));
       const r = await lease.release();
       assert.ok(!r.ok && r.reason === "token_mismatch");

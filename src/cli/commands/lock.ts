@@ -4,7 +4,8 @@ import { parseDuration } from "../../domain/duration.js";
 import { validateScope, parseToken } from "../../domain/names.js";
 import { Exit } from "../exit-codes.js";
 import { iso, leaseDetails, leaseJson, leaseTable, printJson } from "../output.js";
-import { say, withLeases, withStore } from "../context.js";
+import { say, withLeases, withStore, withTakeoverFlags, type TakeoverFlags } from "../context.js";
+import { registerLockTakeover } from "./lock-takeover.js";
 
 export function registerLock(program: Command): void {
   const lock = program
@@ -49,36 +50,40 @@ export function registerLock(program: Command): void {
     });
   });
 
-  withStore(
-    lock
-      .command("acquire")
-      .description(
-        "take a lease and print its fencing token (exit 75 if it is held); it is not renewed:\n" +
-          "renew it with `lock renew` more often than --ttl, release it with `lock release`",
-      )
-      .argument("<scope>")
-      .requiredOption("--ttl <duration>", "how long the lease lives without a renewal")
-      .option("--wait <duration>", "wait this long, in line, if the lease is held", "0s")
-      .option(
-        "--system <name>",
-        "the system holding the lease (backup, hypervisor, ...)",
-        "quiesce",
-      )
-      .option("--note <text>", "a note shown in lock list/show")
-      .option("--owner-pid <pid>", "the process that holds the lease, if one outlives this command")
-      .option("--json", "print the whole lease as JSON instead of the token"),
+  withTakeoverFlags(
+    withStore(
+      lock
+        .command("acquire")
+        .description(
+          "take a lease and print its fencing token (exit 75 if it is held); it is not renewed:\n" +
+            "renew it with `lock renew` more often than --ttl, release it with `lock release`",
+        )
+        .argument("<scope>")
+        .requiredOption("--ttl <duration>", "how long the lease lives without a renewal")
+        .option("--wait <duration>", "wait this long, in line, if the lease is held", "0s")
+        .option(
+          "--system <name>",
+          "the system holding the lease: backup, hypervisor, ... (default quiesce; env QUIESCE_SYSTEM)",
+        )
+        .option("--note <text>", "a note shown in lock list/show")
+        .option(
+          "--owner-pid <pid>",
+          "the process that holds the lease, if one outlives this command",
+        )
+        .option("--json", "print the whole lease as JSON instead of the token"),
+    ),
   ).action(
     async (
       scope: string,
       flags: {
         ttl: string;
         wait: string;
-        system: string;
+        system?: string;
         note?: string;
         ownerPid?: string;
         json?: boolean;
         store?: string;
-      },
+      } & TakeoverFlags,
     ) => {
       const pid = flags.ownerPid === undefined ? null : Number(flags.ownerPid);
       if (pid !== null && !(Number.isInteger(pid) && pid > 0)) {
@@ -86,11 +91,11 @@ export function registerLock(program: Command): void {
       }
       const ttl = parseDuration(flags.ttl, "--ttl");
       const wait = parseDuration(flags.wait, "--wait");
-      await withLeases(flags, async (leases) => {
+      await withLeases(flags, async (leases, session) => {
         const lease = await leases.acquire(scope, {
           ttl,
           wait,
-          system: flags.system,
+          system: session.config.system,
           note: flags.note,
           pid,
           keepAlive: false,
@@ -141,6 +146,8 @@ export function registerLock(program: Command): void {
       leases.releaseByToken(scope, token, flags.reason, { pid: process.ppid }),
     );
   });
+
+  registerLockTakeover(lock);
 
   lock.addHelpText(
     "after",

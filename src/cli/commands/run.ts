@@ -3,62 +3,90 @@ import { formatDuration, parseDuration } from "../../domain/duration.js";
 import { invalidInput } from "../../domain/errors.js";
 import { resolveAcquire } from "../../lease/acquire-options.js";
 import { superviseCommand } from "../../lease/supervise-command.js";
-import { openLeasesFor, say, withStore } from "../context.js";
+import { loadConfig } from "../../config/resolve-config.js";
+import {
+  closeSession,
+  openSession,
+  say,
+  withStore,
+  withTakeoverFlags,
+  type TakeoverFlags,
+} from "../context.js";
 
-interface RunFlags {
+interface RunFlags extends TakeoverFlags {
+  respect?: string;
   lease?: string;
   ttl: string;
   heartbeat?: string;
   wait: string;
-  system: string;
+  system?: string;
   note?: string;
   grace: string;
   store?: string;
+  config?: string;
 }
 
 export function registerRun(program: Command): void {
-  withStore(
-    program
-      .command("run")
-      .summary("run a command while holding a lease")
-      .description(
-        "Hold a lease on SCOPE while CMD runs: heartbeat it, hand CMD the fencing token, forward signals,\n" +
-          "and release the lease however CMD ends. CMD runs in its own process group.\n\n" +
-          "CMD gets QUIESCE_FENCING_TOKEN, QUIESCE_LEASE_SCOPE and QUIESCE_RUN_ID.\n" +
-          "Exit: CMD's own code; 75 if the lease could not be obtained (nothing ran);\n" +
-          "76 if the lease was lost while CMD ran (CMD was terminated).",
-      )
-      .option("--lease <scope>", "the scope to hold, e.g. patch:wave or host:db-7 (required)")
-      .option("--ttl <duration>", "how long the lease lives without a heartbeat", "30s")
-      .option("--heartbeat <duration>", "how often to renew (default: TTL/3)")
-      .option("--wait <duration>", "wait this long, in line, if the lease is held", "0s")
-      .option("--system <name>", "the system holding the lease", "quiesce")
-      .option("--note <text>", "a note shown in lock list/show")
-      .option(
-        "--grace <duration>",
-        "after the lease is lost: SIGTERM, then SIGKILL after this long",
-        "10s",
-      )
-      .argument("<cmd...>", "the command and its arguments (put them after --)")
-      .passThroughOptions(),
+  withTakeoverFlags(
+    withStore(
+      program
+        .command("run")
+        .summary("run a command while holding a lease")
+        .description(
+          "Hold a lease on SCOPE while CMD runs: heartbeat it, hand CMD the fencing token, forward signals,\n" +
+            "and release the lease however CMD ends. CMD runs in its own process group.\n\n" +
+            "CMD gets QUIESCE_FENCING_TOKEN, QUIESCE_LEASE_SCOPE and QUIESCE_RUN_ID.\n" +
+            "Exit: CMD's own code; 75 if the lease could not be obtained (nothing ran);\n" +
+            "76 if the lease was lost while CMD ran (CMD was terminated).",
+        )
+        .option("--lease <scope>", "the scope to hold, e.g. patch:wave or host:db-7 (required)")
+        .option("--ttl <duration>", "how long the lease lives without a heartbeat", "30s")
+        .option("--heartbeat <duration>", "how often to renew (default: TTL/3)")
+        .option("--wait <duration>", "wait this long, in line, if the lease is held", "0s")
+        .option(
+          "--system <name>",
+          "the system holding the lease (default quiesce; env QUIESCE_SYSTEM)",
+        )
+        .option("--note <text>", "a note shown in lock list/show")
+        .option(
+          "--grace <duration>",
+          "after the lease is lost: SIGTERM, then SIGKILL after this long",
+          "10s",
+        )
+        .argument("<cmd...>", "the command and its arguments (put them after --)")
+        .option(
+          "--respect <systems>",
+          "also wait while these systems (comma-separated) hold a lease on this host",
+        )
+        .passThroughOptions(),
+    ),
   ).action(async (cmd: string[], flags: RunFlags) => {
     // Checked here rather than as a commander requiredOption, so that an unknown flag is
     // reported as such instead of as a missing --lease.
     if (flags.lease === undefined) throw invalidInput("run: --lease SCOPE is required");
     const scope = flags.lease;
     const graceMs = parseDuration(flags.grace, "--grace");
-    // Validate everything (scope, durations, system) before the store is opened.
+    // Validate everything (scope, durations, system, config) before the store is opened.
+    const config = loadConfig(flags);
     const acquire = {
       ttl: parseDuration(flags.ttl, "--ttl"),
       heartbeat:
         flags.heartbeat === undefined ? undefined : parseDuration(flags.heartbeat, "--heartbeat"),
       wait: parseDuration(flags.wait, "--wait"),
-      system: flags.system,
+      system: config.system,
       note: flags.note,
+      respect:
+        flags.respect === undefined
+          ? undefined
+          : flags.respect
+              .split(",")
+              .map((x) => x.trim())
+              .filter(Boolean),
     };
     resolveAcquire(scope, acquire);
     const [command, ...args] = cmd;
-    const leases = await openLeasesFor(flags);
+    const session = await openSession(flags);
+    const leases = session.leases;
     leases.setKeeperEvents({
       onRenewError: (e) =>
         say(
@@ -98,7 +126,7 @@ export function registerRun(program: Command): void {
       }
       exitCode = r.exitCode;
     } finally {
-      await leases.close().catch(() => undefined);
+      await closeSession(session);
     }
     process.exit(exitCode);
   });

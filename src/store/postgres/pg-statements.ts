@@ -10,7 +10,7 @@ export function leaseColumns(a: string): string {
   return `${a}.scope, ${a}.token, ${a}.held, ${a}.run_id, ${a}.system, ${a}.host, ${a}.pid,
     ${a}.pid_start, ${a}.boot_id, ${a}.child_pid, ${a}.child_pid_start, ${a}.command, ${a}.note,
     ${a}.ttl_ms, quiesce_ms(${a}.acquired_at) AS acquired_at, quiesce_ms(${a}.heartbeat_at) AS heartbeat_at,
-    quiesce_ms(${a}.expires_at) AS expires_at, ${a}.expiry_reported`;
+    quiesce_ms(${a}.expires_at) AS expires_at, ${a}.expiry_reported, ${a}.takeover_evidence`;
 }
 
 const AHEAD = `(SELECT count(*)::int FROM quiesce_waiters w
@@ -30,7 +30,7 @@ acq AS (
       boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
       command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
       acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
-      expires_at = excluded.expires_at, expiry_reported = false
+      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL
    WHERE NOT l.held
   RETURNING l.*
 ),
@@ -68,15 +68,23 @@ SELECT clock.now, 'lease.expired', m.scope, m.token, m.run_id, m.host, m.pid,
                           'owner', jsonb_build_object('runId', m.run_id, 'system', m.system, 'host', m.host, 'pid', m.pid))
   FROM m, clock`;
 
-/** $1 scopes, $2 tokens, $3 ttls: every lease of a keeper tick in one statement. Sorted by the
- * caller so two statements never lock rows in opposite orders. */
+/**
+ * $1 scopes, $2 tokens, $3 ttls: every lease of a keeper tick in one statement, which answers
+ * only with the scopes it could NOT renew (usually none). The rows are not sorted: each lease is
+ * renewed by its one holder, and the other writers of a held row (a takeover, a release by
+ * token) lock a single row, so no two multi-row lockers can deadlock.
+ */
 export const RENEW = `
-WITH clock AS (SELECT clock_timestamp() AS now)
-UPDATE quiesce_leases l
-   SET heartbeat_at = clock.now, expires_at = clock.now + r.ttl_ms * interval '1 millisecond', ttl_ms = r.ttl_ms
-  FROM clock, unnest($1::text[], $2::bigint[], $3::bigint[]) AS r(scope, token, ttl_ms)
- WHERE l.scope = r.scope AND l.token = r.token AND l.held AND l.expires_at > clock.now
-RETURNING l.scope`;
+WITH clock AS (SELECT clock_timestamp() AS now),
+r AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS r(scope, token, ttl_ms)),
+upd AS (
+  UPDATE quiesce_leases l
+     SET heartbeat_at = clock.now, expires_at = clock.now + r.ttl_ms * interval '1 millisecond', ttl_ms = r.ttl_ms
+    FROM clock, r
+   WHERE l.scope = r.scope AND l.token = r.token AND l.held AND l.expires_at > clock.now
+  RETURNING l.scope
+)
+SELECT r.scope FROM r WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.scope = r.scope)`;
 
 /** $1 scope, $2 token, $3 run_id, $4 host, $5 pid, $6 reason. */
 export const RELEASE = `
@@ -85,7 +93,8 @@ rel AS (
   UPDATE quiesce_leases l
      SET held = false, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
          boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
-         ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = false
+         ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = false,
+         prev_owner = NULL, takeover_evidence = NULL
     FROM clock
    WHERE l.scope = $1 AND l.token = $2 AND l.held AND l.expires_at > clock.now
   RETURNING l.scope
@@ -126,5 +135,68 @@ export const LIST_EVENTS = `
 SELECT id, quiesce_ms(at) AS at, kind, scope, token, run_id, host, pid, message, detail
   FROM quiesce_events
  WHERE ($1::text IS NULL OR scope = $1) AND ($2::bigint IS NULL OR at >= to_timestamp($2::bigint / 1000.0))
-   AND id > $3
+   AND id > $3 AND ($5::text IS NULL OR run_id = $5) AND ($6::text[] IS NULL OR kind = ANY($6::text[]))
  ORDER BY id DESC LIMIT $4`;
+
+/**
+ * The takeover compare-and-swap. $1 scope, $2 ticket, $3..$12 owner, $13 ttl_ms, $14 stale
+ * token, $15 previous owner (jsonb), $16 the takeover record (jsonb), $17 event message.
+ * Concurrent contenders queue on the row lock; after the first commits, the others re-check
+ * `token = $14` against the new row and match nothing: exactly one wins.
+ */
+export const TAKE_OVER = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+tk AS (
+  UPDATE quiesce_leases l
+     SET token = l.token + 1, held = true, run_id = $3, system = $4, host = $5, pid = $6, pid_start = $7,
+         boot_id = $8, child_pid = $9, child_pid_start = $10, command = $11, note = $12, ttl_ms = $13::bigint,
+         acquired_at = clock.now, heartbeat_at = clock.now,
+         expires_at = clock.now + $13::bigint * interval '1 millisecond', expiry_reported = false,
+         prev_owner = $15::jsonb, takeover_evidence = $16::jsonb
+    FROM clock
+   WHERE l.scope = $1 AND l.token = $14::bigint AND l.held
+     AND (l.expires_at IS NULL OR l.expires_at <= clock.now) AND ${AHEAD} = 0
+  RETURNING l.*
+),
+deq AS (
+  DELETE FROM quiesce_waiters w USING clock
+   WHERE EXISTS (SELECT 1 FROM tk) AND w.scope = $1 AND (w.id = $2::bigint OR w.expires_at <= clock.now)
+),
+ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, 'lease.taken_over', tk.scope, tk.token, tk.run_id, tk.host, tk.pid, $17::text,
+         $16::jsonb || jsonb_build_object('ttlMs', $13::bigint, 'system', $4::text)
+    FROM tk, clock
+)
+SELECT ${leaseColumns("tk")}, quiesce_ms(clock.now) AS now FROM tk, clock`;
+
+/** $1 scope, $2 token, $3 run_id, $4 host, $5 pid, $6 reason: release an expired lease. */
+export const RELEASE_STALE = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+rel AS (
+  UPDATE quiesce_leases l
+     SET held = false, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
+         boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
+         ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = false,
+         prev_owner = NULL, takeover_evidence = NULL
+    FROM clock
+   WHERE l.scope = $1 AND l.token = $2 AND l.held AND (l.expires_at IS NULL OR l.expires_at <= clock.now)
+  RETURNING l.scope
+),
+ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, 'lease.released', $1, $2, $3, $4, $5, 'released: ' || $6::text,
+         jsonb_build_object('reason', $6::text, 'stale', true)
+    FROM rel, clock
+)
+SELECT count(*)::int AS n FROM rel`;
+
+/** $1 run id, $2 kinds (text[]), $3 scope, $4 token: last working event, and the give-up. */
+export const OWNER_ACTIVITY = `
+SELECT (SELECT quiesce_ms(at) FROM quiesce_events
+         WHERE run_id = $1 AND kind = ANY($2::text[]) ORDER BY id DESC LIMIT 1) AS at,
+       (SELECT kind FROM quiesce_events
+         WHERE run_id = $1 AND kind = ANY($2::text[]) ORDER BY id DESC LIMIT 1) AS kind,
+       (SELECT quiesce_ms(at) FROM quiesce_events
+         WHERE run_id = $1 AND scope = $3 AND token = $4 AND kind = 'lease.release_rejected'
+         ORDER BY id DESC LIMIT 1) AS relinquished_at`;

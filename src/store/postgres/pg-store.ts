@@ -1,8 +1,14 @@
 import type pg from "pg";
-import { EventKind, type EventInput, type EventRecord } from "../../domain/event.js";
+import {
+  EventKind,
+  HOLDER_ACTIVITY_KINDS,
+  type EventInput,
+  type EventRecord,
+} from "../../domain/event.js";
+import type { OwnerActivity } from "../../domain/probe-verdicts.js";
 import { fenceFailure } from "../../domain/fencing.js";
 import type { LeaseOwner, LeaseRecord } from "../../domain/lease.js";
-import { eventFromRow, leaseFromRow, type EventRow, type LeaseRow } from "../rows.js";
+import { eventFromRow, leaseFromRow, staleRefusal, type EventRow, type LeaseRow } from "../rows.js";
 import type {
   AcquireOutcome,
   AcquireRequest,
@@ -13,13 +19,17 @@ import type {
   ReleaseRequest,
   RenewItem,
   RenewOutcome,
+  StaleReleaseOutcome,
   StateEntry,
   Store,
   StoreInfo,
+  TakeoverOutcome,
+  TakeoverRequest,
 } from "../store.js";
 import { createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
 import { LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
 import * as sql from "./pg-statements.js";
+import { PgJournal } from "./pg-journal.js";
 
 type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean | null };
 
@@ -31,6 +41,7 @@ type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean
 export class PgStore implements Store {
   readonly backend = "postgres" as const;
   readonly location: string;
+  readonly journal: PgJournal;
   private readonly pool: pg.Pool;
   private readonly target: PgTarget;
   private closed = false;
@@ -39,6 +50,7 @@ export class PgStore implements Store {
     this.target = target;
     this.location = target.display;
     this.pool = createPool(target);
+    this.journal = new PgJournal(this.pool, target.display);
   }
 
   static async open(url: string): Promise<PgStore> {
@@ -131,14 +143,79 @@ export class PgStore implements Store {
   }
 
   async renew(items: readonly RenewItem[]): Promise<RenewOutcome> {
-    if (items.length === 0) return { renewed: new Set() };
-    const sorted = [...items].sort((a, b) => (a.scope < b.scope ? -1 : a.scope > b.scope ? 1 : 0));
-    const rows = await this.q<{ scope: string }>("renew leases", sql.RENEW, [
-      sorted.map((i) => i.scope),
-      sorted.map((i) => i.token),
-      sorted.map((i) => i.ttlMs),
+    if (items.length === 0) return { refused: new Set() };
+    const scopes: string[] = [];
+    const tokens: number[] = [];
+    const ttls: number[] = [];
+    for (const i of items) {
+      scopes.push(i.scope);
+      tokens.push(i.token);
+      ttls.push(i.ttlMs);
+    }
+    const rows = await this.q<{ scope: string }>("renew leases", sql.RENEW, [scopes, tokens, ttls]);
+    return { refused: new Set(rows.map((r) => r.scope)) };
+  }
+
+  async takeOver(req: TakeoverRequest): Promise<TakeoverOutcome> {
+    const o = req.owner;
+    const rows = await this.q<LeaseRow & { now: number }>("take over a lease", sql.TAKE_OVER, [
+      req.scope,
+      req.ticket,
+      o.runId,
+      o.system,
+      o.host,
+      o.pid,
+      o.pidStart,
+      o.bootId,
+      o.childPid,
+      o.childPidStart,
+      o.command,
+      o.note,
+      req.ttlMs,
+      req.staleToken,
+      JSON.stringify(req.record.previous),
+      JSON.stringify(req.record),
+      `taken over from token ${req.staleToken} (${req.record.summary})`,
     ]);
-    return { renewed: new Set(rows.map((r) => r.scope)) };
+    const won = rows[0];
+    if (won) return { ok: true, lease: leaseFromRow(won)!, now: won.now };
+    const p = await this.peekRow(req.scope, req.ticket);
+    const current = leaseFromRow(p);
+    const stillStale =
+      current !== null && current.token === req.staleToken && current.expiresAt <= p.now;
+    return {
+      ok: false,
+      reason: stillStale && p.ahead > 0 ? "queued" : "changed",
+      current,
+      now: p.now,
+    };
+  }
+
+  async releaseStale(req: ReleaseRequest): Promise<StaleReleaseOutcome> {
+    const [r] = await this.q<{ n: number }>("release a stale lease", sql.RELEASE_STALE, [
+      req.scope,
+      req.token,
+      req.runId,
+      req.host,
+      req.pid,
+      req.reason,
+    ]);
+    if (r!.n === 1) return { ok: true };
+    const p = await this.peekRow(req.scope, null);
+    const current = leaseFromRow(p);
+    return { ok: false, reason: staleRefusal(current, req.token), current, now: p.now };
+  }
+
+  async ownerActivity(runId: string, scope: string, token: number): Promise<OwnerActivity> {
+    const [r] = await this.q<{
+      at: number | null;
+      kind: string | null;
+      relinquished_at: number | null;
+    }>("read run activity", sql.OWNER_ACTIVITY, [runId, HOLDER_ACTIVITY_KINDS, scope, token]);
+    return {
+      last: r?.at != null && r.kind != null ? { at: r.at, what: r.kind } : null,
+      relinquishedAt: r?.relinquished_at ?? null,
+    };
   }
 
   async release(req: ReleaseRequest): Promise<ReleaseOutcome> {
@@ -279,8 +356,27 @@ export class PgStore implements Store {
       filter.since ?? null,
       filter.afterId ?? 0,
       filter.limit ?? 1000,
+      filter.runId ?? null,
+      filter.kinds ?? null,
     ]);
     return rows.map(eventFromRow).reverse();
+  }
+
+  async readMarker(name: string): Promise<string | null> {
+    const [r] = await this.q<{ value: string }>(
+      "read a marker",
+      "SELECT value FROM quiesce_meta WHERE key = $1",
+      [`marker:${name}`],
+    );
+    return r?.value ?? null;
+  }
+
+  async writeMarker(name: string, value: string): Promise<void> {
+    await this.q(
+      "write a marker",
+      "INSERT INTO quiesce_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      [`marker:${name}`, value],
+    );
   }
 
   async info(): Promise<StoreInfo> {

@@ -1,5 +1,11 @@
 import type Database from "better-sqlite3";
-import { EventKind, type EventInput, type EventRecord } from "../../domain/event.js";
+import {
+  EventKind,
+  HOLDER_ACTIVITY_KINDS,
+  type EventInput,
+  type EventRecord,
+} from "../../domain/event.js";
+import type { OwnerActivity } from "../../domain/probe-verdicts.js";
 import { fenceFailure } from "../../domain/fencing.js";
 import type { LeaseOwner } from "../../domain/lease.js";
 import { eventFromRow, leaseFromRow, type EventRow, type LeaseRow } from "../rows.js";
@@ -16,7 +22,11 @@ import type {
   StateEntry,
   Store,
   StoreInfo,
+  StaleReleaseOutcome,
+  TakeoverOutcome,
+  TakeoverRequest,
 } from "../store.js";
+import { staleRefusal } from "../rows.js";
 import {
   LATEST_SQLITE_SCHEMA,
   openSqlite,
@@ -25,6 +35,7 @@ import {
   type SqliteOptions,
 } from "./open-sqlite.js";
 import { prepareStatements, type Statements } from "./statements.js";
+import { SqliteJournal } from "./sqlite-journal.js";
 
 /**
  * SQLite backend: one file shared by every process on a host. better-sqlite3 is synchronous;
@@ -35,6 +46,7 @@ import { prepareStatements, type Statements } from "./statements.js";
 export class SqliteStore implements Store {
   readonly backend = "sqlite" as const;
   readonly location: string;
+  readonly journal: SqliteJournal;
   private readonly db: Database.Database;
   private readonly q: Statements;
   private closed = false;
@@ -43,6 +55,7 @@ export class SqliteStore implements Store {
     this.location = path;
     this.db = openSqlite(path, options);
     this.q = prepareStatements(this.db);
+    this.journal = new SqliteJournal(this.db, path);
   }
 
   private run<T>(doing: string, fn: () => T): Promise<T> {
@@ -137,11 +150,90 @@ export class SqliteStore implements Store {
   }
 
   renew(items: readonly RenewItem[]): Promise<RenewOutcome> {
-    if (items.length === 0) return Promise.resolve({ renewed: new Set<string>() });
+    if (items.length === 0) return Promise.resolve({ refused: new Set<string>() });
     const payload = JSON.stringify(items.map((i) => [i.scope, i.token, i.ttlMs]));
     return this.write("renew leases", (now) => {
-      const rows = this.q.renew.all({ items: payload, now }) as { scope: string }[];
-      return { renewed: new Set(rows.map((r) => r.scope)) };
+      const changed = this.q.renew.run({ items: payload, now }).changes;
+      if (changed === items.length) return { refused: new Set<string>() };
+      const missed = this.q.renewMissed.all({ items: payload, now }) as { scope: string }[];
+      return { refused: new Set(missed.map((r) => r.scope)) };
+    });
+  }
+
+  takeOver(req: TakeoverRequest): Promise<TakeoverOutcome> {
+    return this.write("take over a lease", (now): TakeoverOutcome => {
+      const current = leaseFromRow(this.q.getLease.get(req.scope) as LeaseRow | undefined);
+      if (!current || current.token !== req.staleToken || current.expiresAt > now) {
+        return { ok: false, reason: "changed", current, now };
+      }
+      if (this.countAhead(req.scope, req.ticket, now) > 0)
+        return { ok: false, reason: "queued", current, now };
+      const o = req.owner;
+      const changed = this.q.takeOver.run({
+        scope: req.scope,
+        stale_token: req.staleToken,
+        run_id: o.runId,
+        system: o.system,
+        host: o.host,
+        pid: o.pid,
+        pid_start: o.pidStart,
+        boot_id: o.bootId,
+        child_pid: o.childPid,
+        child_pid_start: o.childPidStart,
+        command: o.command,
+        note: o.note,
+        ttl_ms: req.ttlMs,
+        now,
+        expires_at: now + req.ttlMs,
+        prev_owner: JSON.stringify(req.record.previous),
+        evidence: JSON.stringify(req.record),
+      }).changes;
+      if (changed !== 1) return { ok: false, reason: "changed", current, now };
+      if (req.ticket !== null) this.q.deleteWaiter.run(req.ticket);
+      this.q.purgeWaiters.run(req.scope, now);
+      const token = req.staleToken + 1;
+      this.insertEvent(now, {
+        kind: EventKind.LeaseTakenOver,
+        scope: req.scope,
+        token,
+        runId: o.runId,
+        host: o.host,
+        pid: o.pid,
+        message: `taken over from token ${req.staleToken} (${req.record.summary})`,
+        detail: { ...req.record, ttlMs: req.ttlMs, system: o.system },
+      });
+      const lease = leaseFromRow(this.q.getLease.get(req.scope) as LeaseRow)!;
+      return { ok: true, lease, now };
+    });
+  }
+
+  releaseStale(req: ReleaseRequest): Promise<StaleReleaseOutcome> {
+    return this.write("release a stale lease", (now): StaleReleaseOutcome => {
+      const changed = this.q.releaseStale.run(req.scope, req.token, now).changes;
+      if (changed === 1) {
+        this.insertEvent(now, {
+          kind: EventKind.LeaseReleased,
+          scope: req.scope,
+          token: req.token,
+          runId: req.runId,
+          host: req.host,
+          pid: req.pid,
+          message: `released: ${req.reason}`,
+          detail: { reason: req.reason, stale: true },
+        });
+        return { ok: true };
+      }
+      const current = leaseFromRow(this.q.getLease.get(req.scope) as LeaseRow | undefined);
+      return { ok: false, reason: staleRefusal(current, req.token), current, now };
+    });
+  }
+
+  ownerActivity(runId: string, scope: string, token: number): Promise<OwnerActivity> {
+    return this.run("read run activity", () => {
+      const r = this.q.lastActivity.get(runId, JSON.stringify(HOLDER_ACTIVITY_KINDS)) as
+        { at: number; kind: string } | undefined;
+      const gaveUp = this.q.relinquished.get(runId, scope, token) as { at: number } | undefined;
+      return { last: r ? { at: r.at, what: r.kind } : null, relinquishedAt: gaveUp?.at ?? null };
     });
   }
 
@@ -312,8 +404,23 @@ export class SqliteStore implements Store {
         since: filter.since ?? null,
         after: filter.afterId ?? 0,
         limit: filter.limit ?? 1000,
+        run_id: filter.runId ?? null,
+        kinds: filter.kinds ? JSON.stringify(filter.kinds) : null,
       }) as EventRow[];
       return rows.map(eventFromRow).reverse();
+    });
+  }
+
+  readMarker(name: string): Promise<string | null> {
+    return this.run("read a marker", () => {
+      const r = this.q.readMarker.get(`marker:${name}`) as { value: string } | undefined;
+      return r?.value ?? null;
+    });
+  }
+
+  writeMarker(name: string, value: string): Promise<void> {
+    return this.write("write a marker", () => {
+      this.q.writeMarker.run(`marker:${name}`, value);
     });
   }
 

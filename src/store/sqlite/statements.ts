@@ -20,7 +20,30 @@ export function prepareStatements(
         boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
         command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
         acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
-        expires_at = excluded.expires_at, expiry_reported = 0`),
+        expires_at = excluded.expires_at, expiry_reported = 0, prev_owner = NULL, takeover_evidence = NULL`),
+    // The takeover compare-and-swap: only the stale token, only once it has expired.
+    takeOver: db.prepare(`
+      UPDATE quiesce_leases
+         SET token = token + 1, held = 1, run_id = :run_id, system = :system, host = :host, pid = :pid,
+             pid_start = :pid_start, boot_id = :boot_id, child_pid = :child_pid, child_pid_start = :child_pid_start,
+             command = :command, note = :note, ttl_ms = :ttl_ms, acquired_at = :now, heartbeat_at = :now,
+             expires_at = :expires_at, expiry_reported = 0, prev_owner = :prev_owner, takeover_evidence = :evidence
+       WHERE scope = :scope AND token = :stale_token AND held = 1 AND (expires_at IS NULL OR expires_at <= :now)`),
+    releaseStale: db.prepare(`
+      UPDATE quiesce_leases
+         SET held = 0, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
+             boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
+             ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = 0,
+             prev_owner = NULL, takeover_evidence = NULL
+       WHERE scope = ? AND token = ? AND held = 1 AND (expires_at IS NULL OR expires_at <= ?)`),
+    lastActivity: db.prepare(`
+      SELECT at, kind FROM quiesce_events
+       WHERE run_id = ? AND kind IN (SELECT value FROM json_each(?))
+       ORDER BY id DESC LIMIT 1`),
+    relinquished: db.prepare(`
+      SELECT at FROM quiesce_events
+       WHERE run_id = ? AND scope = ? AND token = ? AND kind = 'lease.release_rejected'
+       ORDER BY id DESC LIMIT 1`),
     // One statement renews every lease of a keeper tick; the JSON array keeps it one bound
     // parameter however many leases there are.
     renew: db.prepare(`
@@ -29,13 +52,20 @@ export function prepareStatements(
         FROM (SELECT value ->> 0 AS scope, value ->> 1 AS token, value ->> 2 AS ttl_ms
                 FROM json_each(:items)) AS r
        WHERE quiesce_leases.scope = r.scope AND quiesce_leases.token = r.token
-         AND quiesce_leases.held = 1 AND quiesce_leases.expires_at > :now
-      RETURNING quiesce_leases.scope`),
+         AND quiesce_leases.held = 1 AND quiesce_leases.expires_at > :now`),
+    // Only when the renewal touched fewer rows than asked: which ones did it miss? (Same
+    // transaction, so "renewed" is exactly "heartbeat_at = :now with our token".)
+    renewMissed: db.prepare(`
+      SELECT j.value ->> 0 AS scope FROM json_each(:items) AS j
+       WHERE NOT EXISTS (SELECT 1 FROM quiesce_leases l
+                          WHERE l.scope = j.value ->> 0 AND l.token = j.value ->> 1
+                            AND l.held = 1 AND l.heartbeat_at = :now)`),
     release: db.prepare(`
       UPDATE quiesce_leases
          SET held = 0, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
              boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
-             ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = 0
+             ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = 0,
+             prev_owner = NULL, takeover_evidence = NULL
        WHERE scope = ? AND token = ? AND held = 1 AND expires_at > ?`),
     setChild: db.prepare(`
       UPDATE quiesce_leases SET child_pid = :child_pid, child_pid_start = :child_pid_start
@@ -65,15 +95,28 @@ export function prepareStatements(
     listEvents: db.prepare(`
       SELECT * FROM quiesce_events
        WHERE (:scope IS NULL OR scope = :scope) AND (:since IS NULL OR at >= :since) AND id > :after
+         AND (:run_id IS NULL OR run_id = :run_id)
+         AND (:kinds IS NULL OR kind IN (SELECT value FROM json_each(:kinds)))
        ORDER BY id DESC LIMIT :limit`),
+    readMarker: db.prepare("SELECT value FROM quiesce_meta WHERE key = ?"),
+    writeMarker: db.prepare(
+      "INSERT INTO quiesce_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    ),
   };
 }
 
 export type StatementName =
+  | "takeOver"
+  | "releaseStale"
+  | "lastActivity"
+  | "readMarker"
+  | "writeMarker"
+  | "relinquished"
   | "getLease"
   | "listHeld"
   | "upsertLease"
   | "renew"
+  | "renewMissed"
   | "release"
   | "setChild"
   | "markExpiryReported"

@@ -23,6 +23,10 @@ describe("exitCodeFor", () => {
     INVALID_TRANSITION: 1,
     COMMAND_FAILED: 1,
     INTERNAL: 1,
+    WORK_REFUSED: 75,
+    RUN_SUSPENDED: 75,
+    NEEDS_REVIEW: 1,
+    DUPLICATE_EFFECT: 1,
   };
 
   test("the table covers every ErrorCode", () => {

@@ -12,14 +12,18 @@ describe("ErrorCode", () => {
     for (const [key, value] of Object.entries(ErrorCode)) assert.equal(value, key);
     assert.deepEqual(Object.keys(ErrorCode).sort(), [
       "COMMAND_FAILED",
+      "DUPLICATE_EFFECT",
       "INTERNAL",
       "INVALID_INPUT",
       "INVALID_TRANSITION",
       "LEASE_HELD",
       "LEASE_LOST",
+      "NEEDS_REVIEW",
+      "RUN_SUSPENDED",
       "SCHEMA_TOO_NEW",
       "STORE_INVALID",
       "STORE_UNAVAILABLE",
+      "WORK_REFUSED",
     ]);
   });
 });

@@ -34,7 +34,7 @@ export class ScriptedStore {
         const { QuiesceError } = await import("../../../src/domain/errors.js");
         throw new QuiesceError("STORE_UNAVAILABLE", "scripted outage");
       }
-      return { renewed: new Set(this.mode === "refuse" ? [] : items.map((i) => i.scope)) };
+      return { refused: new Set(this.mode === "refuse" ? items.map((i) => i.scope) : []) };
     } finally {
       this.inFlight--;
     }

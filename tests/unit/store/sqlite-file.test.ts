@@ -52,29 +52,41 @@ describe("SQLite store file", () => {
  */
 const strace = spawnSync("strace", ["-V"]).status === 0;
 
-describe("SQLite durability: one fsync per commit", { skip: strace ? false : "strace is not installed" }, () => {
-  const COMMITS = 40;
+describe(
+  "SQLite durability: one fsync per commit",
+  { skip: strace ? false : "strace is not installed" },
+  () => {
+    const COMMITS = 40;
 
-  function countSyncs(script: string): number {
-    const r = spawnSync(
-      "strace",
-      ["-f", "-c", "-e", "trace=fsync,fdatasync", process.execPath, "--input-type=module", "-e", script],
-      { cwd: REPO, encoding: "utf8" },
-    );
-    assert.equal(r.status, 0, r.stderr);
-    let n = 0;
-    for (const line of r.stderr.split("\n")) {
-      const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(fsync|fdatasync)\s*$/.exec(line);
-      if (m) n += Number(m[1]);
+    function countSyncs(script: string): number {
+      const r = spawnSync(
+        "strace",
+        [
+          "-f",
+          "-c",
+          "-e",
+          "trace=fsync,fdatasync",
+          process.execPath,
+          "--input-type=module",
+          "-e",
+          script,
+        ],
+        { cwd: REPO, encoding: "utf8" },
+      );
+      assert.equal(r.status, 0, r.stderr);
+      let n = 0;
+      for (const line of r.stderr.split("\n")) {
+        const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(fsync|fdatasync)\s*$/.exec(line);
+        if (m) n += Number(m[1]);
+      }
+      return n;
     }
-    return n;
-  }
 
-  test(`${COMMITS} acquire+release cycles through the store fsync at least once per commit`, (t) => {
-    const tmp = tempDir();
-    t.after(tmp.cleanup);
-    const db = join(tmp.dir, "q.db");
-    const syncs = countSyncs(`
+    test(`${COMMITS} acquire+release cycles through the store fsync at least once per commit`, (t) => {
+      const tmp = tempDir();
+      t.after(tmp.cleanup);
+      const db = join(tmp.dir, "q.db");
+      const syncs = countSyncs(`
       import { SqliteStore } from "./dist/src/store/sqlite/sqlite-store.js";
       const s = new SqliteStore(${JSON.stringify(db)});
       const owner = { runId: "r", system: "quiesce", host: "h", pid: 1, pidStart: null, bootId: null,
@@ -84,14 +96,14 @@ describe("SQLite durability: one fsync per commit", { skip: strace ? false : "st
         await s.release({ scope: "s", token: r.lease.token, runId: "r", host: "h", pid: 1, reason: "x" });
       }
       await s.close();`);
-    assert.ok(syncs >= 2 * COMMITS, `${syncs} fsyncs for ${2 * COMMITS} commits`);
-  });
+      assert.ok(syncs >= 2 * COMMITS, `${syncs} fsyncs for ${2 * COMMITS} commits`);
+    });
 
-  test("control: WAL without setting synchronous=FULL again skips the fsyncs on this build", (t) => {
-    const tmp = tempDir();
-    t.after(tmp.cleanup);
-    const db = join(tmp.dir, "raw.db");
-    const syncs = countSyncs(`
+    test("control: WAL without setting synchronous=FULL again skips the fsyncs on this build", (t) => {
+      const tmp = tempDir();
+      t.after(tmp.cleanup);
+      const db = join(tmp.dir, "raw.db");
+      const syncs = countSyncs(`
       import Database from "better-sqlite3";
       const d = new Database(${JSON.stringify(db)});
       d.pragma("journal_mode = WAL");
@@ -100,6 +112,10 @@ describe("SQLite durability: one fsync per commit", { skip: strace ? false : "st
       const ins = d.prepare("INSERT INTO t VALUES (?)");
       for (let i = 0; i < ${2 * COMMITS}; i++) ins.run(i);
       d.close();`);
-    assert.ok(syncs < COMMITS / 2, `only ${syncs} fsyncs for ${2 * COMMITS} commits: the pragma lies`);
-  });
-});
+      assert.ok(
+        syncs < COMMITS / 2,
+        `only ${syncs} fsyncs for ${2 * COMMITS} commits: the pragma lies`,
+      );
+    });
+  },
+);

@@ -1,0 +1,138 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** `full`: honours idempotency keys and answers status lookups; `none`: neither. */
+export type ProviderMode = "full" | "none";
+
+interface Delivery {
+  requestId: string;
+  result: { charged: number; key: string; requestId: string };
+}
+
+/**
+ * A small side-effect provider on 127.0.0.1 (random port) for the drill: a "payment" per
+ * idempotency key. It counts what matters for the at-most-once proof:
+ * - `executions[key]`: how many times the side effect really happened;
+ * - `requests[key]`: how many requests carried the key (a replay shows up here).
+ * It also serves the drill's job list (`GET /jobs`), and can hold a key's response back
+ * (the side effect happens at once; the acknowledgement waits) to keep a run in flight.
+ */
+export class DemoProvider {
+  readonly executions = new Map<string, number>();
+  readonly requests = new Map<string, number>();
+  /** Status lookups per key (a recovery by lookup shows up here). */
+  readonly lookups = new Map<string, number>();
+  private readonly delivered = new Map<string, Delivery>();
+  private readonly held = new Map<string, (() => void)[]>();
+  private readonly holdKeys = new Set<string>();
+  private jobs: string[] = [];
+  private server: http.Server | null = null;
+  private nextId = 1;
+  url = "";
+
+  constructor(readonly mode: ProviderMode) {}
+
+  async start(): Promise<this> {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /** Offers a job to the agent (it polls GET /jobs). */
+  addJob(job: string): void {
+    this.jobs.push(job);
+  }
+
+  /** The key's next request executes at once but is answered only on release(). */
+  hold(key: string): void {
+    this.holdKeys.add(key);
+  }
+
+  release(key: string): void {
+    this.holdKeys.delete(key);
+    for (const go of this.held.get(key) ?? []) go();
+    this.held.delete(key);
+  }
+
+  executed(key: string): number {
+    return this.executions.get(key) ?? 0;
+  }
+
+  /** The provider's own request id for a key it executed (what a reviewer would look up). */
+  requestIdOf(key: string): string | null {
+    return this.delivered.get(key)?.requestId ?? null;
+  }
+
+  lookedUp(key: string): number {
+    return this.lookups.get(key) ?? 0;
+  }
+
+  requested(key: string): number {
+    return this.requests.get(key) ?? 0;
+  }
+
+  async close(): Promise<void> {
+    for (const key of [...this.held.keys()]) this.release(key);
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://x");
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method === "GET" && url.pathname === "/capabilities")
+      return send(200, {
+        idempotencyKey: this.mode === "full",
+        statusLookup: this.mode === "full",
+      });
+    if (req.method === "GET" && url.pathname === "/jobs") return send(200, { jobs: this.jobs });
+    if (req.method === "GET" && url.pathname.startsWith("/effects/")) {
+      if (this.mode !== "full") return send(501, { error: "this provider has no status lookup" });
+      const key = decodeURIComponent(url.pathname.slice("/effects/".length));
+      this.lookups.set(key, this.lookedUp(key) + 1);
+      const d = this.delivered.get(key);
+      return d
+        ? send(200, { status: "observed", requestId: d.requestId, result: d.result })
+        : send(404, { status: "absent" });
+    }
+    if (req.method === "POST" && url.pathname === "/effects") {
+      const body = JSON.parse(await readBody(req)) as { key: string; request: { amount?: number } };
+      const key = body.key;
+      this.requests.set(key, this.requested(key) + 1);
+      const seen = this.delivered.get(key);
+      let d: Delivery;
+      if (seen && this.mode === "full") {
+        d = seen; // the idempotency key: a repeat does nothing new
+      } else {
+        const requestId = `req-${this.nextId++}`;
+        d = { requestId, result: { charged: body.request.amount ?? 0, key, requestId } };
+        this.delivered.set(key, d);
+        this.executions.set(key, this.executed(key) + 1);
+      }
+      if (this.holdKeys.has(key))
+        await new Promise<void>((resolve) =>
+          this.held.set(key, [...(this.held.get(key) ?? []), resolve]),
+        );
+      if (res.destroyed) return;
+      return this.mode === "full"
+        ? send(202, { requestId: d.requestId, status: "accepted" })
+        : send(200, { requestId: d.requestId, result: d.result });
+    }
+    send(404, { error: `no route ${req.method ?? ""} ${url.pathname}` });
+  }
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let s = "";
+    req.setEncoding("utf8");
+    req.on("data", (c: string) => (s += c));
+    req.on("end", () => resolve(s));
+    req.on("error", reject);
+  });
+}

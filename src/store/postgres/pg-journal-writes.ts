@@ -1,0 +1,190 @@
+import type pg from "pg";
+import type { EventInput } from "../../domain/event.js";
+import { fenceFailure } from "../../domain/fencing.js";
+import { crashPoint } from "../../fault/crash-points.js";
+import { fencedEvent } from "../journal-events.js";
+import { recordsResult, type JournalResult, type JournalWrite } from "../journal-store.js";
+import { leaseFromRow, type LeaseRow } from "../rows.js";
+import * as sql from "./pg-journal-statements.js";
+
+/** One statement on the transaction's connection; a name makes it a prepared statement. */
+export type Query = <R extends pg.QueryResultRow>(
+  text: string,
+  params?: unknown[],
+  name?: string,
+) => Promise<R[]>;
+
+type EffectWrite = Extract<JournalWrite, { kind: "effect" }>;
+export type DiagnoseRow = LeaseRow & {
+  now: number;
+  found_run: string | null;
+  run_seq: number | null;
+  effect_state: string | null;
+};
+
+/**
+ * A batch of journal writes inside one transaction (the caller commits): effect writes of
+ * distinct runs go in one multi-row statement, the rest one statement each; a write that
+ * changed nothing is diagnosed (fence, duplicate, conflict, missing) like SQLite's
+ * check-then-write would have said.
+ */
+export async function applyWrites(
+  q: Query,
+  writes: readonly JournalWrite[],
+): Promise<JournalResult[]> {
+  const results: JournalResult[] = new Array<JournalResult>(writes.length);
+  const runIds = new Set(writes.map((w) => (w.kind === "create_run" ? w.run.runId : w.runId)));
+  const batched =
+    writes.filter((w) => w.kind === "effect").length > 1 && runIds.size === writes.length;
+  const done = batched
+    ? await applyEffects(
+        q,
+        writes.filter((w) => w.kind === "effect"),
+      )
+    : null;
+  for (let i = 0; i < writes.length; i++) {
+    const w = writes[i]!;
+    if (done && w.kind === "effect") {
+      const now = done.get(w.runId);
+      if (now === undefined) results[i] = await diagnose(q, w);
+      else {
+        if (w.event) await insertEvent(q, w.event);
+        results[i] = { ok: true, now };
+      }
+    } else results[i] = await applyOne(q, w);
+  }
+  // After the rows are written and before COMMIT: a kill here must leave the previous
+  // record intact (the server rolls back a transaction whose connection died).
+  if (writes.some((w, i) => results[i]!.ok && recordsResult(w)))
+    crashPoint("journal.checkpoint-write");
+  return results;
+}
+
+/** Every effect write of the batch (distinct runs) in one statement; the runs that went through. */
+async function applyEffects(q: Query, ws: EffectWrite[]): Promise<Map<string, number>> {
+  const col = <T>(f: (w: EffectWrite) => T) => ws.map(f);
+  const rows = await q<{ run_id: string; now: number }>(
+    sql.WRITE_EFFECTS,
+    [
+      col((w) => w.runId),
+      col((w) => w.token),
+      col((w) => w.expectedSeq),
+      col((w) => w.seq),
+      col((w) => w.from),
+      col((w) => w.effect.key),
+      col((w) => w.effect.ordinal),
+      col((w) => w.effect.provider),
+      col((w) => w.effect.state),
+      col((w) => w.effect.prevState),
+      col((w) => w.effect.attempt),
+      col((w) => w.effect.request),
+      col((w) => w.effect.requestId),
+      col((w) => w.effect.result),
+      col((w) => w.effect.context),
+      col((w) => w.effect.reviewReason),
+      col((w) => w.effect.checksum),
+      col((w) => w.run?.state ?? null),
+      col((w) => w.run !== undefined),
+      col((w) => w.run?.reviewReason ?? null),
+    ],
+    "quiesce_journal_write_effects",
+  );
+  return new Map(rows.map((r) => [r.run_id, r.now]));
+}
+
+async function applyOne(q: Query, w: JournalWrite): Promise<JournalResult> {
+  let rows: { now: number }[];
+  if (w.kind === "create_run") {
+    const r = w.run;
+    rows = await q(
+      sql.CREATE_RUN,
+      [r.runId, r.runtimeId, r.scope, w.token, r.checkpoint],
+      "quiesce_journal_create_run",
+    );
+  } else if (w.kind === "effect") {
+    const e = w.effect;
+    rows = await q(
+      sql.WRITE_EFFECT,
+      [
+        w.runId,
+        w.token,
+        w.expectedSeq,
+        w.seq,
+        w.from,
+        e.key,
+        e.ordinal,
+        e.provider,
+        e.state,
+        e.prevState,
+        e.attempt,
+        e.request,
+        e.requestId,
+        e.result,
+        e.context,
+        e.reviewReason,
+        e.checksum,
+        w.run?.state ?? null,
+        w.run !== undefined,
+        w.run?.reviewReason ?? null,
+      ],
+      "quiesce_journal_write_effect",
+    );
+  } else {
+    rows = await q(
+      sql.WRITE_RUN,
+      [
+        w.runId,
+        w.token,
+        w.expectedSeq,
+        w.seq,
+        w.state,
+        w.checkpoint !== undefined,
+        w.checkpoint ?? null,
+        true,
+        w.reviewReason,
+      ],
+      "quiesce_journal_write_run",
+    );
+  }
+  if (rows[0]) {
+    if (w.event) await insertEvent(q, w.event);
+    return { ok: true, now: rows[0].now };
+  }
+  return diagnose(q, w);
+}
+
+/** The write changed nothing: say why, as SQLite's check-then-write would have. */
+async function diagnose(q: Query, w: JournalWrite): Promise<JournalResult> {
+  const runId = w.kind === "create_run" ? w.run.runId : w.runId;
+  const key = w.kind === "effect" ? w.effect.key : null;
+  const scope = w.kind === "create_run" ? w.run.scope : null;
+  const [d] = await q<DiagnoseRow>(sql.DIAGNOSE, [runId, key, scope]);
+  const now = d!.now;
+  const current = leaseFromRow(d!.scope === null ? null : d);
+  if (w.kind !== "create_run" && d!.found_run === null)
+    return { ok: false, reason: "missing", current, now };
+  const fence = fenceFailure(current, w.token, now);
+  if (fence !== null) {
+    await insertEvent(q, fencedEvent(w, d!.scope ?? scope ?? "", fence));
+    return { ok: false, reason: fence, current, now };
+  }
+  if (w.kind === "create_run") return { ok: false, reason: "duplicate", current, now };
+  if (w.kind === "effect" && w.from === null && d!.effect_state !== null)
+    return { ok: false, reason: "duplicate", current, now };
+  if (w.kind === "effect" && w.from !== null && d!.effect_state === null)
+    return { ok: false, reason: "missing", current, now };
+  return { ok: false, reason: "conflict", current, now };
+}
+
+export async function insertEvent(q: Query, e: EventInput): Promise<void> {
+  await q(sql.INSERT_EVENT, [
+    e.kind,
+    e.scope,
+    e.token,
+    e.runId,
+    e.host,
+    e.pid,
+    e.message,
+    JSON.stringify(e.detail ?? {}),
+  ]);
+}

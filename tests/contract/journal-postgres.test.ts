@@ -1,0 +1,4 @@
+import { postgresBackend } from "../support/backends.js";
+import { defineJournalStoreContract } from "./journal-store.contract.js";
+
+await defineJournalStoreContract(postgresBackend);

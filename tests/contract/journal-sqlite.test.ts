@@ -1,0 +1,4 @@
+import { sqliteBackend } from "../support/backends.js";
+import { defineJournalStoreContract } from "./journal-store.contract.js";
+
+await defineJournalStoreContract(sqliteBackend);
