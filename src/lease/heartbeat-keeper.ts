@@ -1,28 +1,70 @@
 import { isQuiesceError } from "../domain/errors.js";
 import { EventKind } from "../domain/event.js";
+import type { ClockReading } from "../domain/self-fencing.js";
 import type { Store } from "../store/store.js";
 import { readClock } from "./clock.js";
 import type { KeeperHooks, Lease } from "./lease.js";
 
 export interface KeeperEvents {
   /** A renewal attempt failed (store error); the keeper retries until each lease's deadline. */
-  onRenewError?(error: unknown, leases: readonly Lease[]): void;
+  onRenewError?: (error: unknown, leases: readonly Lease[]) => void;
+}
+
+/** A self-rescheduling timer that only ever moves earlier until it fires (one at a time). */
+class WakeTimer {
+  private timer: NodeJS.Timeout | null = null;
+  private at = Infinity;
+
+  constructor(private readonly fire: () => void) {}
+
+  /** Due to fire by `now` (monotonic ms) but not fired yet: the event loop has been busy. */
+  overdue(now: number): boolean {
+    return this.timer !== null && this.at <= now;
+  }
+
+  /** Wakes at `at` (monotonic ms) unless already due to wake earlier. */
+  arm(at: number, now: number): void {
+    if (!Number.isFinite(at)) return; // nothing to wake for (setTimeout(Infinity) would fire at once)
+    if (this.timer !== null && this.at <= at) return;
+
+    this.clear();
+    this.at = at;
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.at = Infinity;
+        this.fire();
+      },
+      Math.max(0, at - now),
+    );
+    this.timer.unref();
+  }
+
+  clear(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.at = Infinity;
+  }
 }
 
 /**
  * Renews every lease a process holds, in one store statement per tick (STYLE: self-rescheduling
- * setTimeout, so renewals never overlap; timers unref'd so they never keep a process alive).
+ * timers, renewals never overlap, timers unref'd so they never keep a process alive).
  *
  * Two timers:
  *  - the renewal timer wakes at the earliest due renewal and renews every lease due within
  *    half a heartbeat, so leases acquired at different moments fall into one batch;
  *  - the deadline timer wakes at the earliest local deadline and marks every lease past it as
  *    lost (I4). It does not wait for a renewal in flight: a hung store cannot delay it.
+ *
+ * Tracking a lease only moves a timer earlier (O(1)); untracking never touches the timers (a
+ * timer that fires with nothing to do just reschedules). Deciding that a lease is lost never
+ * re-enters the scheduler, so thousands of leases expiring at once cost one pass.
  */
 export class HeartbeatKeeper implements KeeperHooks {
   private readonly leases = new Set<Lease>();
-  private renewTimer: NodeJS.Timeout | null = null;
-  private deadlineTimer: NodeJS.Timeout | null = null;
+  private readonly renewTimer = new WakeTimer(() => void this.tick());
+  private readonly deadlineTimer = new WakeTimer(() => this.enforceDeadlines());
   private inFlight = false;
   private stopped = false;
   /** Consecutive failed attempts, and when the first of them started (for the event). */
@@ -40,79 +82,84 @@ export class HeartbeatKeeper implements KeeperHooks {
     return this.leases.size;
   }
 
+  /**
+   * True when a renewal or a deadline check is past due because the event loop has not let the
+   * timers run (a tight loop of awaits on the synchronous SQLite driver never does). Callers on
+   * a hot path yield to the timers phase when it is.
+   */
+  overdue(now = readClock()): boolean {
+    return this.renewTimer.overdue(now.mono) || this.deadlineTimer.overdue(now.mono);
+  }
+
   track(lease: Lease): void {
     if (this.stopped) throw new Error("the heartbeat keeper was stopped");
     this.leases.add(lease);
     lease.attachKeeper(this);
-    this.schedule();
+    const now = readClock();
+    if (!this.inFlight && this.failures === 0) {
+      this.renewTimer.arm(lease.renewedAt.mono + lease.timing.heartbeatMs, now.mono);
+    }
+    this.deadlineTimer.arm(now.mono + lease.validityAt(now) + 1, now.mono);
   }
 
   untrack(lease: Lease): void {
-    if (this.leases.delete(lease)) this.schedule();
+    this.leases.delete(lease);
   }
 
   /** Idempotent. Leases stay held in the store; their owners release them. */
   stop(): void {
     this.stopped = true;
     this.leases.clear();
-    this.clearTimers();
+    this.renewTimer.clear();
+    this.deadlineTimer.clear();
   }
 
-  private clearTimers(): void {
-    if (this.renewTimer) clearTimeout(this.renewTimer);
-    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
-    this.renewTimer = this.deadlineTimer = null;
-  }
-
-  private schedule(): void {
-    this.clearTimers();
+  /** Re-arms both timers from scratch; pure reads only (never marks a lease lost). */
+  private schedule(now: ClockReading = readClock()): void {
     if (this.stopped || this.leases.size === 0) return;
-    const now = readClock();
-    let nextDue = this.failures > 0 ? this.retryAt - now.mono : Infinity;
+    let nextDue = this.failures > 0 ? this.retryAt : Infinity;
     let nextDeadline = Infinity;
     for (const l of this.leases) {
-      if (this.failures === 0) nextDue = Math.min(nextDue, this.dueIn(l, now));
-      nextDeadline = Math.min(nextDeadline, l.remainingMs(now));
+      if (this.failures === 0) nextDue = Math.min(nextDue, l.renewedAt.mono + l.timing.heartbeatMs);
+      nextDeadline = Math.min(nextDeadline, now.mono + l.validityAt(now));
     }
-    if (!this.inFlight) {
-      this.renewTimer = setTimeout(() => void this.tick(), Math.max(0, nextDue));
-      this.renewTimer.unref();
-    }
-    this.deadlineTimer = setTimeout(() => this.enforceDeadlines(), Math.max(0, nextDeadline) + 1);
-    this.deadlineTimer.unref();
+    if (!this.inFlight) this.renewTimer.arm(nextDue, now.mono);
+    this.deadlineTimer.arm(nextDeadline + 1, now.mono);
   }
 
-  /** ms until `lease` should be renewed (negative: overdue). */
-  private dueIn(lease: Lease, now: ReturnType<typeof readClock>): number {
-    return lease.timing.heartbeatMs - (now.mono - lease.renewedAt.mono);
+  /** Marks every lease past its local deadline as lost, in one pass. */
+  private loseExpired(now: ClockReading): void {
+    const late: Lease[] = [];
+    for (const l of this.leases) if (l.validityAt(now) <= 0) late.push(l);
+    for (const l of late) void l.lost; // reading `lost` marks it (and untracks it)
   }
 
   private enforceDeadlines(): void {
-    for (const l of [...this.leases]) void l.lost; // reading `lost` marks a lease past its deadline
-    this.schedule();
+    const now = readClock();
+    this.loseExpired(now);
+    this.schedule(now);
   }
 
   private async tick(): Promise<void> {
-    this.renewTimer = null;
     if (this.stopped || this.inFlight) return;
     const start = readClock();
+    this.loseExpired(start); // past its deadline: never renewed again
     const batch: Lease[] = [];
-    for (const l of [...this.leases]) {
-      if (l.lost) continue; // past its deadline: never renewed again
-      const slack = l.timing.heartbeatMs / 2;
-      if (this.dueIn(l, start) <= slack) batch.push(l);
+    for (const l of this.leases) {
+      const dueIn = l.timing.heartbeatMs - (start.mono - l.renewedAt.mono);
+      if (dueIn <= l.timing.heartbeatMs / 2 || this.failures > 0) batch.push(l);
     }
     if (batch.length === 0) {
-      this.schedule();
+      this.schedule(start);
       return;
     }
     this.inFlight = true;
     try {
-      const { renewed } = await this.store.renew(
+      const { refused } = await this.store.renew(
         batch.map((l) => ({ scope: l.scope, token: l.token, ttlMs: l.timing.ttlMs })),
       );
       for (const l of batch) {
-        if (renewed.has(l.scope)) l.renewed(start);
+        if (!refused.has(l.scope)) l.renewed(start);
         else
           l.markLost(
             "the store refused the renewal: the lease expired or its token was superseded",
@@ -122,7 +169,8 @@ export class HeartbeatKeeper implements KeeperHooks {
     } catch (e) {
       if (this.failures++ === 0) this.failingSince = start.wall;
       // Retry well inside the shortest heartbeat: the deadline, not the retry, ends the lease.
-      const hb = Math.min(...batch.map((l) => l.timing.heartbeatMs));
+      let hb = Infinity;
+      for (const l of batch) hb = Math.min(hb, l.timing.heartbeatMs);
       this.retryAt = readClock().mono + Math.max(50, Math.min(1000, hb / 4));
       this.events.onRenewError?.(e, batch);
       if (!isQuiesceError(e)) throw e; // a bug, not an outage: let it surface

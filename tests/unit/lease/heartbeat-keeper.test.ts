@@ -22,7 +22,10 @@ function setup(n: number, ttlMs: number, heartbeatMs?: number) {
   const store = fake.asStore();
   const keeper = new HeartbeatKeeper(store);
   const timing = leaseTiming(ttlMs, heartbeatMs);
-  const leases = Array.from({ length: n }, (_, i) => new Lease(store, record(`s${i}`), timing, readClock()));
+  const leases = Array.from(
+    { length: n },
+    (_, i) => new Lease(store, record(`s${i}`), timing, readClock()),
+  );
   for (const l of leases) keeper.track(l);
   return { fake, keeper, leases };
 }
@@ -33,7 +36,8 @@ describe("HeartbeatKeeper", () => {
     await sleep(450);
     keeper.stop();
     assert.ok(fake.calls.length >= 3, `${fake.calls.length} ticks`);
-    for (const call of fake.calls) assert.equal(call.length, 50, "one statement carries all 50 leases");
+    for (const call of fake.calls)
+      assert.equal(call.length, 50, "one statement carries all 50 leases");
     for (const l of leases) assert.equal(l.lost, false);
   });
 
@@ -86,8 +90,14 @@ describe("HeartbeatKeeper", () => {
     await aborted(lease.signal);
     const elapsed = readClock().mono - t0;
     keeper.stop();
-    assert.ok(elapsed >= budget - 5, `lost after ${elapsed} ms, not before the ${budget} ms budget`);
-    assert.ok(elapsed < budget + 250, `lost after ${elapsed} ms, soon after the ${budget} ms budget`);
+    assert.ok(
+      elapsed >= budget - 5,
+      `lost after ${elapsed} ms, not before the ${budget} ms budget`,
+    );
+    assert.ok(
+      elapsed < budget + 250,
+      `lost after ${elapsed} ms, soon after the ${budget} ms budget`,
+    );
     assert.match(lease.lostReason!, /no successful renewal within/);
     assert.equal(fake.calls.length, 1, "no second renewal while the first is in flight");
   });
@@ -105,7 +115,10 @@ describe("HeartbeatKeeper", () => {
     assert.ok(failedCalls >= 4, `retried during the outage (${failedCalls} calls)`);
     const recovered = fake.events.filter((e) => e.kind === "lease.renew_failed");
     assert.equal(recovered.length, 1);
-    assert.match(recovered[0]!.message, /renewal attempt\(s\) failed over \d+ ms before one succeeded/);
+    assert.match(
+      recovered[0]!.message,
+      /renewal attempt\(s\) failed over \d+ ms before one succeeded/,
+    );
   });
 
   test("an outage longer than the budget loses the lease even though retries continue", async () => {
@@ -120,7 +133,10 @@ describe("HeartbeatKeeper", () => {
     const fake = new ScriptedStore();
     const timing = leaseTiming(1000);
     const past = readClock();
-    const lease = new Lease(fake.asStore(), record("s"), timing, { mono: past.mono - 2000, wall: past.wall - 2000 });
+    const lease = new Lease(fake.asStore(), record("s"), timing, {
+      mono: past.mono - 2000,
+      wall: past.wall - 2000,
+    });
     assert.equal(lease.remainingMs(), 0);
     assert.equal(lease.lost, true);
     assert.equal(lease.signal.aborted, true);
@@ -130,8 +146,97 @@ describe("HeartbeatKeeper", () => {
     const fake = new ScriptedStore();
     const timing = leaseTiming(1000);
     const now = readClock();
-    const lease = new Lease(fake.asStore(), record("s"), timing, { mono: now.mono, wall: now.wall - 5000 });
+    const lease = new Lease(fake.asStore(), record("s"), timing, {
+      mono: now.mono,
+      wall: now.wall - 5000,
+    });
     assert.equal(lease.lost, true);
+  });
+
+  test("many leases lost at once (event loop blocked) leave one renewal timer, not one per loss", async () => {
+    // A census of the timers the keeper creates: it must never hold more than its two.
+    const realSet = globalThis.setTimeout;
+    const realClear = globalThis.clearTimeout;
+    const live = new Set<unknown>();
+    globalThis.setTimeout = ((fn: () => void, ms?: number) => {
+      const t: NodeJS.Timeout = realSet(() => {
+        live.delete(t);
+        fn();
+      }, ms);
+      live.add(t);
+      return t;
+    }) as typeof setTimeout;
+    globalThis.clearTimeout = ((t: NodeJS.Timeout) => {
+      live.delete(t);
+      realClear(t);
+    }) as typeof clearTimeout;
+    const pause = (ms: number) => new Promise((r) => realSet(r, ms));
+    const fake = new ScriptedStore();
+    const store = fake.asStore();
+    const keeper = new HeartbeatKeeper(store);
+    try {
+      const healthy = leaseTiming(10_000, 200);
+      const fragile = leaseTiming(300, 100);
+      const now = readClock();
+      for (let i = 0; i < 50; i++) keeper.track(new Lease(store, record(`h${i}`), healthy, now));
+      for (let i = 0; i < 200; i++) keeper.track(new Lease(store, record(`f${i}`), fragile, now));
+      const end = Date.now() + 500;
+      while (Date.now() < end) {
+        /* block the event loop past the fragile leases' deadline */
+      }
+      let most = 0;
+      for (let i = 0; i < 20; i++) {
+        await pause(50);
+        most = Math.max(most, live.size);
+      }
+      assert.ok(most <= 2, `at most the renewal and the deadline timer are pending (saw ${most})`);
+      assert.equal(keeper.size, 50, "the 200 fragile leases were lost, the 50 healthy kept");
+    } finally {
+      keeper.stop();
+      globalThis.setTimeout = realSet;
+      globalThis.clearTimeout = realClear;
+    }
+  });
+
+  test("20,000 leases past their deadline at once do not overflow the stack", async () => {
+    const fake = new ScriptedStore();
+    const store = fake.asStore();
+    const keeper = new HeartbeatKeeper(store);
+    const timing = leaseTiming(200, 50);
+    const now = readClock();
+    const leases = Array.from(
+      { length: 20_000 },
+      (_, i) => new Lease(store, record(`s${i}`), timing, now),
+    );
+    for (const l of leases) keeper.track(l);
+    const end = Date.now() + 400;
+    while (Date.now() < end) {
+      /* block */
+    }
+    await sleep(100);
+    keeper.stop();
+    assert.equal(leases.filter((l) => l.signal.aborted).length, 20_000);
+  });
+
+  test("tracking new leases continuously does not postpone the renewal of the old ones", async () => {
+    const fake = new ScriptedStore();
+    const store = fake.asStore();
+    const keeper = new HeartbeatKeeper(store);
+    const timing = leaseTiming(2000, 200);
+    const first = new Lease(store, record("first"), timing, readClock());
+    keeper.track(first);
+    const until = Date.now() + 700;
+    let n = 0;
+    while (Date.now() < until) {
+      keeper.track(new Lease(store, record(`n${n++}`), timing, readClock()));
+      await new Promise((r) => setImmediate(r));
+    }
+    keeper.stop();
+    const renewedFirst = fake.calls.filter((c) => c.some((i) => i.scope === "first")).length;
+    assert.ok(
+      renewedFirst >= 2,
+      `"first" renewed ${renewedFirst} times in 700 ms at a 200 ms heartbeat (${n} leases tracked meanwhile)`,
+    );
   });
 
   test("stop() is idempotent and ends all timers", async () => {
