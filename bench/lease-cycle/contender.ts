@@ -1,0 +1,65 @@
+/**
+ * One contender of the fairness run (a child process): waits in line for one scope through
+ * Leases.tryAcquire(scope, { wait }), holds it a few ms, releases, and gets back in line at
+ * once, until the parent's deadline. Sends its log to the parent at the end.
+ *
+ *   node dist/bench/lease-cycle/contender.js STORE SCOPE HOLD_MS
+ */
+import { Leases } from "../../src/lease/leases.js";
+import { openStore } from "../../src/store/open-store.js";
+import { epochMs, sleep } from "../lib/timed-loop.js";
+
+export interface Acquisition {
+  pid: number;
+  token: number;
+  waitStart: number;
+  acquiredAt: number;
+  releasedAt: number;
+}
+
+export type ContenderMessage =
+  { type: "ready" } | { type: "done"; log: Acquisition[]; refused: number; error?: string };
+export type ParentMessage = { type: "go"; startAt: number; endAt: number };
+
+const [storeUrl, scope, holdArg] = process.argv.slice(2);
+if (!storeUrl || !scope || !process.send) {
+  process.stderr.write("contender: run me from the lease-cycle bench\n");
+  process.exit(2);
+}
+const holdMs = Number(holdArg ?? 5);
+const send = (m: ContenderMessage) => process.send!(m);
+
+const leases = new Leases(await openStore(storeUrl));
+const go = await new Promise<ParentMessage>((resolve) => {
+  process.once("message", (m) => resolve(m as ParentMessage));
+  send({ type: "ready" });
+});
+const log: Acquisition[] = [];
+let refused = 0;
+let error: string | undefined;
+try {
+  await sleep(Math.max(0, go.startAt - epochMs()));
+  while (epochMs() < go.endAt) {
+    const waitStart = epochMs();
+    const r = await leases.tryAcquire(scope, { wait: "30s", keepAlive: false, ttl: "10s" });
+    if (!r.ok) {
+      refused++;
+      continue;
+    }
+    const acquiredAt = epochMs();
+    await sleep(holdMs);
+    await r.lease.release("bench contender");
+    log.push({
+      pid: process.pid,
+      token: r.lease.token,
+      waitStart,
+      acquiredAt,
+      releasedAt: epochMs(),
+    });
+  }
+} catch (e) {
+  error = (e as Error).message;
+}
+send({ type: "done", log, refused, error });
+await leases.close();
+process.disconnect();

@@ -1,0 +1,138 @@
+import { fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { fmt, judge, note, table } from "../lib/report.js";
+import { epochMs } from "../lib/timed-loop.js";
+import type { Acquisition, ContenderMessage, ParentMessage } from "./contender.js";
+import { openTarget, type Target } from "./subjects.js";
+
+const CONTENDERS = 4;
+const HOLD_MS = 5;
+const SCOPE = "bench:fairness";
+const CONTENDER = fileURLToPath(new URL("./contender.js", import.meta.url));
+
+export interface FairnessResult {
+  backend: string;
+  processes: number;
+  holdMs: number;
+  seconds: number;
+  acquisitions: number;
+  perSec: number;
+  handoffPct: number;
+  meanWaitMs: number;
+  p50WaitMs: number;
+  p99WaitMs: number;
+  maxWaitMs: number;
+  maxOverMean: number;
+  /** Time the scope sat free between a release and the next acquisition. */
+  meanIdleGapMs: number;
+  perProcess: Record<string, number>;
+  refused: number;
+  errors: string[];
+}
+
+/** 4 processes contend for one scope with `--wait` semantics for `seconds`. */
+export async function measureFairness(t: Target, seconds: number): Promise<FairnessResult> {
+  await (await openTarget(t)).close(); // schema in place before the children race to create it
+  const children = Array.from({ length: CONTENDERS }, () =>
+    fork(CONTENDER, [t.url, SCOPE, String(HOLD_MS)], {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    }),
+  );
+  const done = children.map(
+    (c) =>
+      new Promise<Extract<ContenderMessage, { type: "done" }>>((resolve, reject) => {
+        c.on("message", (m: ContenderMessage) => {
+          if (m.type === "done") resolve(m);
+        });
+        c.on("exit", (code) =>
+          reject(new Error(`contender ${c.pid} exited (${code}) without a log`)),
+        );
+      }),
+  );
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) =>
+          c.on("message", (m: ContenderMessage) => m.type === "ready" && resolve()),
+        ),
+    ),
+  );
+  const startAt = epochMs() + 200;
+  const go: ParentMessage = { type: "go", startAt, endAt: startAt + seconds * 1000 };
+  for (const c of children) c.send(go);
+  const results = await Promise.all(done);
+  return analyse(t.backend, seconds, results);
+}
+
+function analyse(
+  backend: string,
+  seconds: number,
+  results: Extract<ContenderMessage, { type: "done" }>[],
+): FairnessResult {
+  const log: Acquisition[] = results.flatMap((r) => r.log).sort((a, b) => a.token - b.token);
+  let handoffs = 0;
+  let gaps = 0;
+  for (let i = 1; i < log.length; i++) {
+    if (log[i]!.pid !== log[i - 1]!.pid) handoffs++;
+    gaps += log[i]!.acquiredAt - log[i - 1]!.releasedAt;
+  }
+  const waits = log.map((a) => a.acquiredAt - a.waitStart).sort((a, b) => a - b);
+  const mean = waits.reduce((s, w) => s + w, 0) / waits.length;
+  const at = (q: number) => waits[Math.min(waits.length - 1, Math.floor(q * waits.length))] ?? NaN;
+  const span = (log.at(-1)?.releasedAt ?? 0) - (log[0]?.waitStart ?? 0);
+  const perProcess: Record<string, number> = {};
+  for (const a of log) perProcess[a.pid] = (perProcess[a.pid] ?? 0) + 1;
+  const max = waits.at(-1) ?? NaN;
+  return {
+    backend,
+    processes: CONTENDERS,
+    holdMs: HOLD_MS,
+    seconds,
+    acquisitions: log.length,
+    perSec: (log.length * 1000) / span,
+    handoffPct: (100 * handoffs) / Math.max(1, log.length - 1),
+    meanWaitMs: mean,
+    p50WaitMs: at(0.5),
+    p99WaitMs: at(0.99),
+    maxWaitMs: max,
+    maxOverMean: max / mean,
+    meanIdleGapMs: gaps / Math.max(1, log.length - 1),
+    perProcess,
+    refused: results.reduce((s, r) => s + r.refused, 0),
+    errors: results.flatMap((r) => (r.error ? [r.error] : [])),
+  };
+}
+
+export function printFairness(r: FairnessResult): void {
+  const name = r.backend === "sqlite" ? "SQLite" : "PostgreSQL";
+  const ideal = 1000 / r.holdMs;
+  table(
+    `2. Fairness, ${name}: ${r.processes} processes, tryAcquire({ wait: "30s" }), hold ${r.holdMs} ms, ${fmt(r.seconds, 1)} s`,
+    ["", "ours", "baseline", "target", ""],
+    [
+      ["acquisitions", fmt(r.acquisitions), "", "", ""],
+      ["acquisitions/s", fmt(r.perSec, 1), `${fmt(ideal)} (hold time only)`, "", ""],
+      [
+        "handoffs (next holder is another process)",
+        `${fmt(r.handoffPct, 1)} %`,
+        `${fmt(100 * (1 - 1 / r.processes), 0)} % if random`,
+        ">= 90 %",
+        judge("fairness", r.backend, "handoffs >= 90%", r.handoffPct, r.handoffPct >= 90),
+      ],
+      ["wait mean", `${fmt(r.meanWaitMs, 1)} ms`, "", "", ""],
+      ["wait p50 / p99", `${fmt(r.p50WaitMs, 1)} / ${fmt(r.p99WaitMs, 1)} ms`, "", "", ""],
+      [
+        "wait max",
+        `${fmt(r.maxWaitMs, 1)} ms = ${fmt(r.maxOverMean, 2)}x mean`,
+        "",
+        "<= 3x mean",
+        judge("fairness", r.backend, "max wait <= 3x mean", r.maxOverMean, r.maxOverMean <= 3),
+      ],
+      ["scope idle between holders (mean)", `${fmt(r.meanIdleGapMs, 1)} ms`, "0", "", ""],
+    ],
+  );
+  note(
+    `acquisitions per process: ${Object.values(r.perProcess).join(", ")}; refusals: ${r.refused}`,
+  );
+  for (const e of r.errors) note(`contender error: ${e}`);
+}

@@ -1,0 +1,141 @@
+import pg from "pg";
+import * as lib from "../../src/store/postgres/pg-statements.js";
+import type { LeaseOwner } from "../../src/domain/lease.js";
+
+/**
+ * The baseline: the PostgreSQL backend's ACQUIRE and RELEASE statements, copied from
+ * src/store/postgres/pg-statements.ts, issued with one node-postgres client (autocommit: one
+ * statement, one commit each, as PgStore does). `pgSqlDrift` says if the copies went stale.
+ */
+function leaseColumns(a: string): string {
+  return `${a}.scope, ${a}.token, ${a}.held, ${a}.run_id, ${a}.system, ${a}.host, ${a}.pid,
+    ${a}.pid_start, ${a}.boot_id, ${a}.child_pid, ${a}.child_pid_start, ${a}.command, ${a}.note,
+    ${a}.ttl_ms, quiesce_ms(${a}.acquired_at) AS acquired_at, quiesce_ms(${a}.heartbeat_at) AS heartbeat_at,
+    quiesce_ms(${a}.expires_at) AS expires_at, ${a}.expiry_reported, ${a}.takeover_evidence`;
+}
+
+const AHEAD = `(SELECT count(*)::int FROM quiesce_waiters w
+                 WHERE w.scope = $1 AND w.expires_at > clock.now AND ($2::bigint IS NULL OR w.id < $2::bigint))`;
+
+const ACQUIRE = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+acq AS (
+  INSERT INTO quiesce_leases AS l (scope, token, held, run_id, system, host, pid, pid_start, boot_id,
+      child_pid, child_pid_start, command, note, ttl_ms, acquired_at, heartbeat_at, expires_at, expiry_reported)
+  SELECT $1, 1, true, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint,
+         clock.now, clock.now, clock.now + $13::bigint * interval '1 millisecond', false
+    FROM clock WHERE ${AHEAD} = 0
+  ON CONFLICT (scope) DO UPDATE SET token = l.token + 1, held = true, run_id = excluded.run_id,
+      system = excluded.system, host = excluded.host, pid = excluded.pid, pid_start = excluded.pid_start,
+      boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
+      command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
+      acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
+      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL
+   WHERE NOT l.held
+  RETURNING l.*
+),
+deq AS (
+  DELETE FROM quiesce_waiters w USING clock
+   WHERE EXISTS (SELECT 1 FROM acq) AND w.scope = $1 AND (w.id = $2::bigint OR w.expires_at <= clock.now)
+),
+ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, 'lease.acquired', acq.scope, acq.token, acq.run_id, acq.host, acq.pid,
+         'acquired with token ' || acq.token || ' for ' || acq.ttl_ms || ' ms', $14::jsonb
+    FROM acq, clock
+)
+SELECT ${leaseColumns("acq")}, quiesce_ms(clock.now) AS now FROM acq, clock`;
+
+const RELEASE = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+rel AS (
+  UPDATE quiesce_leases l
+     SET held = false, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
+         boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
+         ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = false,
+         prev_owner = NULL, takeover_evidence = NULL
+    FROM clock
+   WHERE l.scope = $1 AND l.token = $2 AND l.held AND l.expires_at > clock.now
+  RETURNING l.scope
+),
+ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, 'lease.released', $1, $2, $3, $4, $5, 'released: ' || $6::text,
+         jsonb_build_object('reason', $6::text)
+    FROM rel, clock
+)
+SELECT count(*)::int AS n FROM rel`;
+
+export interface RawPg {
+  cycle: () => Promise<void>;
+  close: () => Promise<void>;
+}
+
+/** `storeUrl` carries `?schema=`; the schema must already hold quiesce's tables. */
+export async function openRawPg(
+  storeUrl: string,
+  scope: string,
+  owner: LeaseOwner,
+  ttlMs: number,
+  /** Named (server-side prepared) statements: parsed and planned once per connection. */
+  prepared = false,
+): Promise<RawPg> {
+  const u = new URL(storeUrl);
+  const schema = u.searchParams.get("schema") ?? "public";
+  u.searchParams.delete("schema");
+  const client = new pg.Client({
+    connectionString: u.toString(),
+    options: `-c search_path=${schema}`,
+    application_name: "quiesce-bench-raw",
+  });
+  await client.connect();
+  const detail = JSON.stringify({
+    system: owner.system,
+    ttlMs,
+    command: owner.command,
+    note: owner.note,
+  });
+  const o = owner;
+  return {
+    cycle: async () => {
+      const acq = await client.query<{ token: string }>({
+        name: prepared ? "bench_acquire" : undefined,
+        text: ACQUIRE,
+        values: [
+          scope,
+          null,
+          o.runId,
+          o.system,
+          o.host,
+          o.pid,
+          o.pidStart,
+          o.bootId,
+          o.childPid,
+          o.childPidStart,
+          o.command,
+          o.note,
+          ttlMs,
+          detail,
+        ],
+      });
+      const token = acq.rows[0]?.token;
+      if (token === undefined) throw new Error("raw bench scope is not free");
+      const rel = await client.query<{ n: number }>({
+        name: prepared ? "bench_release" : undefined,
+        text: RELEASE,
+        values: [scope, token, o.runId, o.host, o.pid, "bench"],
+      });
+      if (rel.rows[0]?.n !== 1) throw new Error("raw release refused");
+    },
+    close: () => client.end(),
+  };
+}
+
+/** Names of the copied statements that differ from the PostgreSQL store's. */
+export function pgSqlDrift(): string[] {
+  const drift: string[] = [];
+  const same = (a: string, b: string) => a === b;
+  if (!same(lib.ACQUIRE, ACQUIRE)) drift.push("ACQUIRE");
+  if (!same(lib.RELEASE, RELEASE)) drift.push("RELEASE");
+  return drift;
+}

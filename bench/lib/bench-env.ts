@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+
+/** The schema every PostgreSQL part of this bench works in; dropped at the end. */
+export const PG_SCHEMA = "bench_lease_cycle";
+
+/** The store URL for the bench schema on `serverUrl`. */
+export function pgStoreUrl(serverUrl: string): string {
+  const u = new URL(serverUrl);
+  u.searchParams.set("schema", PG_SCHEMA);
+  return u.toString();
+}
+
+export async function pgQuery<R extends pg.QueryResultRow>(
+  serverUrl: string,
+  text: string,
+): Promise<R[]> {
+  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 3000 });
+  await client.connect();
+  try {
+    return (await client.query<R>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+/** null when the server answers, else why not. */
+export async function pgUnreachable(serverUrl: string): Promise<string | null> {
+  try {
+    await pgQuery(serverUrl, "SELECT 1");
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+export async function dropPgSchema(serverUrl: string): Promise<void> {
+  await pgQuery(serverUrl, `DROP SCHEMA IF EXISTS ${PG_SCHEMA} CASCADE`);
+}
+
+export interface WalStats {
+  walSync: number;
+  walBytes: number;
+}
+
+/** Server-wide WAL counters (PostgreSQL 14+). A backend reports its share when it exits, or
+ * when it goes idle at least a second after its last report. */
+export async function walStats(serverUrl: string): Promise<WalStats> {
+  const [r] = await pgQuery<{ wal_sync: string; wal_bytes: string }>(
+    serverUrl,
+    "SELECT wal_sync, wal_bytes FROM pg_stat_wal",
+  );
+  return { walSync: Number(r?.wal_sync ?? NaN), walBytes: Number(r?.wal_bytes ?? NaN) };
+}
+
+/** A temp directory on the disk of /tmp for SQLite files, lock files and the fsync probe. */
+export function benchDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "quiesce-bench-"));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
