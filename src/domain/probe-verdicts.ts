@@ -90,6 +90,12 @@ export interface LocalFacts {
   child: ProcessFacts | null;
   /** The holder recorded that it gave this very lease (scope and token) up. */
   relinquished: boolean;
+  /**
+   * Live processes of this host whose environment carries the lease's run id
+   * (QUIESCE_RUN_ID): the wrapped command and anything it started, even what left its process
+   * group. Optional: not every platform can tell.
+   */
+  runProcesses?: readonly number[];
 }
 
 type ProcState = "running" | "stopped" | "gone" | "reused" | "unknown";
@@ -154,6 +160,13 @@ export function localProcessVerdict(f: LocalFacts): ProbeResult {
         `${s.role} pid ${s.facts.pid} on ${o.host} is alive but stopped (SIGSTOP or a debugger): hung?`,
       );
     }
+  }
+  const straggler = f.runProcesses?.find((pid) => pid !== o.pid);
+  if (straggler !== undefined) {
+    return result(
+      "alive",
+      `pid ${straggler} on ${o.host}, started under run ${o.runId}, is still running: the work is not finished`,
+    );
   }
   const relinquishedHolder = states.find(
     (s) =>

@@ -6,7 +6,10 @@
  */
 export const CRASH_POINTS = {
   "run.after-acquire": "`run` holds the lease; the command has not been started",
+  "run.before-command-recorded":
+    "`run` holds the lease and spawned the command's gate; the pid is not recorded, the command not started",
   "run.after-spawn": "`run` started the command and recorded its pid",
+
   "run.before-release": "the command ended; `run` has not released the lease yet",
   "break.after-incident": "`lock break` recorded the incident; the lease is not released yet",
   // The journal and maintenance-window runtime: the six points `quiesce drill` kills at.

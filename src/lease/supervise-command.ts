@@ -1,10 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import type { Writable } from "node:stream";
 import { constants } from "node:os";
 import { isQuiesceError } from "../domain/errors.js";
 import { crashPoint } from "../fault/crash-points.js";
 import { newRunId, type AcquireOptions } from "./acquire-options.js";
 import type { Lease } from "./lease.js";
 import type { Leases, Refusal } from "./leases.js";
+import { resolveExecutable } from "./resolve-command.js";
 
 export interface SuperviseOptions {
   scope: string;
@@ -92,8 +94,10 @@ async function runHolding(
   crashPoint("run.after-acquire");
 
   let child: ChildProcess;
+  let gate: GatedChild;
   try {
-    child = await startChild(o, lease, runId);
+    gate = await startChild(o, lease, runId);
+    child = gate.child;
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     await lease.release(`command could not be started: ${err.message}`).catch(() => undefined);
@@ -153,10 +157,30 @@ async function runHolding(
   process.on("unhandledRejection", onFatal);
 
   try {
-    await lease.setChild(child.pid!).catch((e: unknown) => {
-      if (!isQuiesceError(e, "LEASE_LOST"))
-        say(`could not record the command's pid: ${(e as Error).message}`);
-    });
+    crashPoint("run.before-command-recorded");
+    const recorded = await recordChild(lease, child.pid!);
+
+    if (recorded !== null) {
+      // The command never started: its gate stays shut; end the waiting shell.
+      signalGroup(child, "SIGKILL");
+      await exited;
+      if (lease.lost) {
+        return {
+          outcome: "lease_lost",
+          exitCode: 76,
+          ...base,
+          reason: lease.lostReason ?? "lease lost",
+        };
+      }
+      await lease.release(`command not started: ${recorded}`).catch(() => undefined);
+      return {
+        outcome: "internal_error",
+        exitCode: 1,
+        ...base,
+        error: `could not record the command's pid (${recorded}), so it was not started`,
+      };
+    }
+    gate.open();
     crashPoint("run.after-spawn");
     const { code, signal } = await exited;
     if (killTimer) clearTimeout(killTimer);
@@ -217,19 +241,48 @@ async function runHolding(
   }
 }
 
-function startChild(o: SuperviseOptions, lease: Lease, runId: string): Promise<ChildProcess> {
+/**
+ * The command waits behind a gate until its pid is recorded on the lease (write-ahead, as I8
+ * asks of every action): otherwise a `run` SIGKILLed between spawn and that write would leave
+ * a command running that no takeover probe knows about. On POSIX a shell holds the pid, blocks
+ * on fd 3, and execs the command (same pid) once `open()` writes to it.
+ */
+interface GatedChild {
+  child: ChildProcess;
+  open(): void;
+}
+
+const GATE = 'read -r _ <&3 || exit 125; exec 3<&-; exec "$@"';
+
+function startChild(o: SuperviseOptions, lease: Lease, runId: string): Promise<GatedChild> {
+  const env = {
+    ...(o.env ?? process.env),
+    QUIESCE_FENCING_TOKEN: String(lease.token),
+    QUIESCE_LEASE_SCOPE: lease.scope,
+    QUIESCE_RUN_ID: runId,
+  };
   return new Promise((resolve, reject) => {
-    const child = spawn(o.command, [...o.args], {
-      stdio: "inherit",
-      detached: process.platform !== "win32",
-      env: {
-        ...(o.env ?? process.env),
-        QUIESCE_FENCING_TOKEN: String(lease.token),
-        QUIESCE_LEASE_SCOPE: lease.scope,
-        QUIESCE_RUN_ID: runId,
-      },
+    let executable: string;
+    try {
+      executable = resolveExecutable(o.command, env);
+    } catch (e) {
+      reject(e as Error);
+      return;
+    }
+    if (process.platform === "win32") {
+      const child = spawn(executable, [...o.args], { stdio: "inherit", env });
+      child.once("spawn", () => resolve({ child, open: () => undefined }));
+      child.once("error", reject);
+      return;
+    }
+    const child = spawn("/bin/sh", ["-c", GATE, "quiesce-run", executable, ...o.args], {
+      stdio: ["inherit", "inherit", "inherit", "pipe"],
+      detached: true,
+      env,
     });
-    child.once("spawn", () => resolve(child));
+    const gate = child.stdio[3] as Writable;
+    gate.on("error", () => undefined); // the shell died before the gate opened
+    child.once("spawn", () => resolve({ child, open: () => gate.end("go\n") }));
     child.once("error", reject);
   });
 }
@@ -242,6 +295,20 @@ function signalGroup(child: ChildProcess, sig: NodeJS.Signals): void {
     else process.kill(-child.pid, sig);
   } catch {
     /* already gone */
+  }
+}
+
+/** Records the command's pid on the lease (one retry for a passing store error); null when it
+ * is recorded, else why not. */
+async function recordChild(lease: Lease, pid: number): Promise<string | null> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await lease.setChild(pid);
+      return null;
+    } catch (e) {
+      if (isQuiesceError(e, "LEASE_LOST") || attempt >= 2) return (e as Error).message;
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 }
 

@@ -63,6 +63,85 @@ await eachBackend("run: uncontrolled exits and self-fencing", (b) => {
     });
   });
 
+  test("the command starts only after its pid is on the lease: a run killed before that starts nothing", async (t) => {
+    const tmp = tempDir();
+    t.after(tmp.cleanup);
+    const ran = join(tmp.dir, "ran");
+    await withLocation(b, "gate", async (url) => {
+      const r = await cli(
+        [
+          "run",
+          "--store",
+          url,
+          "--lease",
+          "s",
+          "--ttl",
+          "1s",
+          "--",
+          "sh",
+          "-c",
+          `touch ${ran}; sleep 30`,
+        ],
+        {
+          QUIESCE_CRASH_AT: "run.before-command-recorded",
+        },
+      );
+      assert.equal(r.signal, "SIGKILL");
+      await sleep(300);
+      assert.equal(existsSync(ran), false, "the command never ran");
+      const l = await showLease(url, "s");
+      assert.ok(l && l.owner.childPid === null, "and no pid was recorded for it");
+      await sleep(Math.max(0, Date.parse(l.expiresAt) - Date.now()) + 100);
+      const next = await cli(["run", "--store", url, "--lease", "s", "--", "true"]);
+      assert.equal(
+        next.code,
+        0,
+        `nothing of the dead run is alive, so it is taken over: ${next.stderr}`,
+      );
+    });
+  });
+
+  test("a command whose pid was never recorded is still found by its run id, and blocks takeover", async (t) => {
+    const tmp = tempDir();
+    t.after(tmp.cleanup);
+    const pidFile = join(tmp.dir, "pid");
+    await withLocation(b, "runid-scan", async (url) => {
+      const p = startCli([
+        "run",
+        "--store",
+        url,
+        "--lease",
+        "s",
+        "--ttl",
+        "1s",
+        "--",
+        "sh",
+        "-c",
+        `(setsid sleep 30 & echo $! > ${pidFile}); sleep 30`,
+      ]);
+      await waitFor(
+        "the detached grandchild",
+        () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "",
+      );
+      const grandchild = Number(readFileSync(pidFile, "utf8"));
+      t.after(() => {
+        if (isAlive(grandchild)) process.kill(grandchild, "SIGKILL");
+      });
+      const l = await showLease(url, "s");
+      process.kill(p.pid, "SIGKILL");
+      await p.exited;
+      process.kill(-l!.owner.childPid!, "SIGKILL"); // the command's own group dies; the setsid'd sleep lives on
+      await sleep(Math.max(0, Date.parse(l!.expiresAt) - Date.now()) + 100);
+      const r = await cli(["lock", "takeover", "s", "--dry-run", "--store", url]);
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `pid ${grandchild} on .*, started under run ${l!.owner.runId}, is still running`,
+        ),
+      );
+    });
+  });
+
   test("a holder that stops renewing (SIGSTOP past the TTL) self-fences: command terminated, exit 76, late write and release refused (I3, I4)", async (t) => {
     const tmp = tempDir();
     t.after(tmp.cleanup);

@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+
 import type { LeaseRecord } from "../../domain/lease.js";
 import type { ProbeResult } from "../../domain/probe.js";
 import { localProcessVerdict, type ProcessFacts } from "../../domain/probe-verdicts.js";
@@ -16,7 +17,38 @@ export function probeLocalProcess(lease: LeaseRecord, relinquished: boolean): Pr
     holder: sameHost && o.pid !== null ? facts(o.pid, o.pidStart) : null,
     child: sameHost && o.childPid !== null ? facts(o.childPid, o.childPidStart) : null,
     relinquished,
+    runProcesses: sameHost ? processesOfRun(o.runId) : [],
   });
+}
+
+/**
+ * Pids whose environment says QUIESCE_RUN_ID=<runId> (Linux /proc; empty elsewhere or where
+ * we may not read it). Catches a command's children that left its process group, and a
+ * command whose pid the holder died before recording.
+ */
+function processesOfRun(runId: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const needle = Buffer.from(`\0QUIESCE_RUN_ID=${runId}\0`);
+  const first = Buffer.from(`QUIESCE_RUN_ID=${runId}\0`);
+  const out: number[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+
+    try {
+      const env = readFileSync(`/proc/${name}/environ`);
+      if (env.includes(needle) || env.subarray(0, first.length).equals(first)) {
+        if (processState(Number(name)) !== "Z") out.push(Number(name));
+      }
+    } catch {
+      /* gone, or not ours to read */
+    }
+  }
+  return out;
 }
 
 function facts(pid: number, recordedStart: string | null): ProcessFacts {

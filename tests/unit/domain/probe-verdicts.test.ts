@@ -180,6 +180,20 @@ describe("localProcessVerdict", () => {
       /no process was recorded/,
     ],
     [
+      "a process started under the run, outside the recorded ones, is alive",
+      {
+        owner: lease.owner,
+        thisHost: "h1",
+        thisBootId: "boot-A",
+        holder: holder(gone),
+        child: child(gone),
+        relinquished: false,
+        runProcesses: [777],
+      },
+      "alive",
+      /pid 777 on h1, started under run r-1, is still running/,
+    ],
+    [
       "a holder that gave the lease up does not count as alive",
       {
         owner: lease.owner,
