@@ -266,7 +266,7 @@ function startChild(o: SuperviseOptions, lease: Lease, runId: string): Promise<G
     try {
       executable = resolveExecutable(o.command, env);
     } catch (e) {
-      reject(e as Error);
+      reject(e instanceof Error ? e : new Error(String(e)));
       return;
     }
     if (process.platform === "win32") {
