@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from "node:fs";
 import { describe } from "node:test";
 import { BACKENDS, type Backend } from "./backends.js";
 import { cli, type CliResult } from "./cli.js";
@@ -53,6 +54,7 @@ export async function showLease(url: string, scope: string): Promise<LeaseJson |
 export interface EventJson {
   id: number;
   kind: string;
+  runId: string | null;
   scope: string | null;
   token: number | null;
   message: string;
@@ -80,4 +82,23 @@ export async function events(url: string, scope?: string): Promise<EventJson[]> 
 /** stderr of a CLI run must be plain sentences: no stack trace unless QUIESCE_DEBUG=1. */
 export function hasNoStack(r: CliResult): boolean {
   return !/\n\s+at .+\(.+:\d+:\d+\)/.test(r.stderr) && !/node:internal/.test(r.stderr);
+}
+
+/** Live pids whose environment carries QUIESCE_RUN_ID=<runId> (Linux /proc). */
+export function processesOfRun(runId: string): number[] {
+  const needle = `QUIESCE_RUN_ID=${runId}\0`;
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const env = readFileSync(`/proc/${name}/environ`, "latin1");
+      const stat = readFileSync(`/proc/${name}/stat`, "latin1");
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if ((env.startsWith(needle) || env.includes(`\0${needle}`)) && state !== "Z")
+        out.push(Number(name));
+    } catch {
+      /* gone, or not ours */
+    }
+  }
+  return out;
 }
