@@ -92,22 +92,7 @@ export class PgStore implements Store {
       command: o.command,
       note: o.note,
     });
-    const params = [
-      req.scope,
-      req.ticket,
-      o.runId,
-      o.system,
-      o.host,
-      o.pid,
-      o.pidStart,
-      o.bootId,
-      o.childPid,
-      o.childPidStart,
-      o.command,
-      o.note,
-      req.ttlMs,
-      detail,
-    ];
+    const params = [req.scope, req.ticket, ...ownerArgs(o), req.ttlMs, detail];
     const rows = await this.q<LeaseRow & { now: number }>("acquire a lease", sql.ACQUIRE, params);
     const won = rows[0];
     if (won) return { ok: true, lease: leaseFromRow(won)!, now: won.now };
@@ -161,16 +146,7 @@ export class PgStore implements Store {
     const rows = await this.q<LeaseRow & { now: number }>("take over a lease", sql.TAKE_OVER, [
       req.scope,
       req.ticket,
-      o.runId,
-      o.system,
-      o.host,
-      o.pid,
-      o.pidStart,
-      o.bootId,
-      o.childPid,
-      o.childPidStart,
-      o.command,
-      o.note,
+      ...ownerArgs(o),
       req.ttlMs,
       req.staleToken,
       JSON.stringify(req.record.previous),
@@ -404,4 +380,20 @@ export class PgStore implements Store {
     this.closed = true;
     await this.pool.end();
   }
+}
+
+/** $3..$12 of ACQUIRE and TAKE_OVER: the owner's columns, in table order. */
+function ownerArgs(o: LeaseOwner): unknown[] {
+  return [
+    o.runId,
+    o.system,
+    o.host,
+    o.pid,
+    o.pidStart,
+    o.bootId,
+    o.childPid,
+    o.childPidStart,
+    o.command,
+    o.note,
+  ];
 }

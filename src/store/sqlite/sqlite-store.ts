@@ -90,19 +90,7 @@ export class SqliteStore implements Store {
       this.q.upsertLease.run({
         scope: req.scope,
         token,
-        run_id: o.runId,
-        system: o.system,
-        host: o.host,
-        pid: o.pid,
-        pid_start: o.pidStart,
-        boot_id: o.bootId,
-        child_pid: o.childPid,
-        child_pid_start: o.childPidStart,
-        command: o.command,
-        note: o.note,
-        ttl_ms: req.ttlMs,
-        now,
-        expires_at: now + req.ttlMs,
+        ...ownerParams(req.owner, req.ttlMs, now),
       });
       if (req.ticket !== null) this.q.deleteWaiter.run(req.ticket);
       this.q.purgeWaiters.run(req.scope, now);
@@ -172,19 +160,7 @@ export class SqliteStore implements Store {
       const changed = this.q.takeOver.run({
         scope: req.scope,
         stale_token: req.staleToken,
-        run_id: o.runId,
-        system: o.system,
-        host: o.host,
-        pid: o.pid,
-        pid_start: o.pidStart,
-        boot_id: o.bootId,
-        child_pid: o.childPid,
-        child_pid_start: o.childPidStart,
-        command: o.command,
-        note: o.note,
-        ttl_ms: req.ttlMs,
-        now,
-        expires_at: now + req.ttlMs,
+        ...ownerParams(req.owner, req.ttlMs, now),
         prev_owner: JSON.stringify(req.record.previous),
         evidence: JSON.stringify(req.record),
       }).changes;
@@ -459,4 +435,23 @@ export class SqliteStore implements Store {
     }
     return Promise.resolve();
   }
+}
+
+/** The owner and timing columns an acquisition or a takeover writes. */
+function ownerParams(o: LeaseOwner, ttlMs: number, now: number) {
+  return {
+    run_id: o.runId,
+    system: o.system,
+    host: o.host,
+    pid: o.pid,
+    pid_start: o.pidStart,
+    boot_id: o.bootId,
+    child_pid: o.childPid,
+    child_pid_start: o.childPidStart,
+    command: o.command,
+    note: o.note,
+    ttl_ms: ttlMs,
+    now,
+    expires_at: now + ttlMs,
+  };
 }
