@@ -19,6 +19,7 @@ export function registerCheck(program: Command): void {
   withStore(
     program
       .command("check")
+      .summary("find stale leases before they block work (monitoring-plugin exit codes)")
       .description(
         "find stale leases before they block work: expired (CRITICAL), held longer than --max-hold,\n" +
           "without expiry, takeovers refused since the last check (WARNING).\n" +

@@ -9,6 +9,7 @@ export function registerIncident(program: Command): void {
   withStore(
     program
       .command("incident")
+      .summary("the markdown incident record of a scope or a run")
       .description(
         "print the timeline of a scope (or a run id) as a markdown incident record: who held it, when it\n" +
           "went stale, the evidence, who took it over or broke it, and why",

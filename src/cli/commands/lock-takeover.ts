@@ -38,6 +38,7 @@ export function registerLockTakeover(lock: Command): void {
     withStore(
       lock
         .command("takeover")
+        .summary("prove an expired lease's owner dead and take it over (--dry-run explains)")
         .description(
           "run the proof of death on an expired lease now and take it over if it passes; by default the\n" +
             "taken-over lease is released again at once (the scope is free); --hold keeps it and prints its token.\n" +
@@ -137,6 +138,7 @@ export function registerLockTakeover(lock: Command): void {
     withStore(
       lock
         .command("break")
+        .summary("the documented manual release of a stuck lease, with an incident record")
         .description(
           "release a stuck lease by hand, the documented way: the same no-owner checks as a takeover run\n" +
             "first; the lease's full contents, the operator and the reason are written as an incident event,\n" +

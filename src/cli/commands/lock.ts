@@ -54,6 +54,7 @@ export function registerLock(program: Command): void {
     withStore(
       lock
         .command("acquire")
+        .summary("take a lease and print its token, for scripts and other systems")
         .description(
           "take a lease and print its fencing token (exit 75 if it is held); it is not renewed:\n" +
             "renew it with `lock renew` more often than --ttl, release it with `lock release`",
