@@ -38,6 +38,12 @@ export const EventKind = {
   EffectLateAck: "journal.effect_late_ack",
   /** A run went to NEEDS_REVIEW (a quarantined effect, a record that failed validation, ...). */
   RunNeedsReview: "journal.run_needs_review",
+  /** A rolling patch wave was created (`quiesce wave create`). */
+  WaveCreated: "wave.created",
+  /** A wave changed state (running, stopped, halted, completed); detail has why. */
+  WaveStateChanged: "wave.state",
+  /** A host of a wave reached succeeded, failed, unfinished, needs_review or skipped. */
+  WaveHostChanged: "wave.host",
 } as const;
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];
 

@@ -1,9 +1,14 @@
-import type { JournalResult, JournalStore, JournalWrite } from "../store/journal-store.js";
+import type { JournalResult, JournalWrite } from "../store/journal-store.js";
 
-interface Pending {
-  write: JournalWrite;
-  resolve(r: JournalResult): void;
+interface Pending<W, R> {
+  write: W;
+  resolve(r: R): void;
   reject(e: unknown): void;
+}
+
+/** Anything that applies a batch of writes in one commit, one result per write (the journal, the waves). */
+export interface BatchApplier<W, R> {
+  apply(writes: readonly W[]): Promise<R[]>;
 }
 
 /** Writes per commit at most; a bigger burst takes several commits. */
@@ -18,17 +23,17 @@ export const MAX_BATCH = 256;
  * The first write waits one event-loop turn (setImmediate) so that writes issued in the same
  * turn (16 runs woken by one commit) go together; while a commit is in flight, new writes queue.
  */
-export class GroupCommit {
-  private queue: Pending[] = [];
+export class GroupCommit<W = JournalWrite, R = JournalResult> {
+  private queue: Pending<W, R>[] = [];
   private scheduled = false;
   private flushing = false;
   /** Commits made and writes carried, for benchmarks and tests. */
   commits = 0;
   writes = 0;
 
-  constructor(private readonly store: JournalStore) {}
+  constructor(private readonly store: BatchApplier<W, R>) {}
 
-  submit(write: JournalWrite): Promise<JournalResult> {
+  submit(write: W): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ write, resolve, reject });
       this.schedule();

@@ -1,5 +1,6 @@
 import type { EventInput, EventRecord } from "../domain/event.js";
 import type { JournalStore } from "./journal-store.js";
+import type { WaveStore } from "./wave-store.js";
 import type { LeaseOwner, LeaseRecord, TakeoverRecord } from "../domain/lease.js";
 import type { OwnerActivity } from "../domain/probe-verdicts.js";
 
@@ -14,6 +15,8 @@ export interface Store {
   readonly location: string;
   /** The side-effect journal and runtime records, on the same connection (journal-store.ts). */
   readonly journal: JournalStore;
+  /** Rolling patch waves and their hosts' states, on the same connection (wave-store.ts). */
+  readonly waves: WaveStore;
 
   /** The store's clock, epoch ms. */
   now(): Promise<number>;

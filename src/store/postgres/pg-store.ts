@@ -30,6 +30,7 @@ import { createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.
 import { LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
 import * as sql from "./pg-statements.js";
 import { PgJournal } from "./pg-journal.js";
+import { PgWaves } from "./pg-waves.js";
 
 type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean | null };
 
@@ -42,6 +43,7 @@ export class PgStore implements Store {
   readonly backend = "postgres" as const;
   readonly location: string;
   readonly journal: PgJournal;
+  readonly waves: PgWaves;
   private readonly pool: pg.Pool;
   private readonly target: PgTarget;
   private closed = false;
@@ -51,6 +53,7 @@ export class PgStore implements Store {
     this.location = target.display;
     this.pool = createPool(target);
     this.journal = new PgJournal(this.pool, target.display);
+    this.waves = new PgWaves(this.pool, target.display);
   }
 
   static async open(url: string): Promise<PgStore> {

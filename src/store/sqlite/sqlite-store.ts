@@ -36,6 +36,7 @@ import {
 } from "./open-sqlite.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { SqliteJournal } from "./sqlite-journal.js";
+import { SqliteWaves } from "./sqlite-waves.js";
 
 /**
  * SQLite backend: one file shared by every process on a host. better-sqlite3 is synchronous;
@@ -47,6 +48,7 @@ export class SqliteStore implements Store {
   readonly backend = "sqlite" as const;
   readonly location: string;
   readonly journal: SqliteJournal;
+  readonly waves: SqliteWaves;
   private readonly db: Database.Database;
   private readonly q: Statements;
   private closed = false;
@@ -56,6 +58,7 @@ export class SqliteStore implements Store {
     this.db = openSqlite(path, options);
     this.q = prepareStatements(this.db);
     this.journal = new SqliteJournal(this.db, path);
+    this.waves = new SqliteWaves(this.db, path);
   }
 
   private run<T>(doing: string, fn: () => T): Promise<T> {

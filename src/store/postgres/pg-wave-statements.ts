@@ -1,0 +1,83 @@
+/**
+ * The PostgreSQL waves' SQL. Every write is one statement whose `fence` CTE locks the wave's
+ * lease row FOR SHARE only if it is held with the writer's token and unexpired on the server's
+ * clock (I3, I10); the change is taken FROM that CTE, so a refused write changes nothing, and
+ * the share lock keeps a takeover of the lease from committing in between. The UPDATE is a
+ * compare-and-swap on the state the writer saw.
+ */
+
+export const WAVE_COLUMNS = `w.name, w.host_count, w.batch_spec, w.batch_size, w.failure_spec,
+  w.max_failures, w.time_window, w.max_per_group, w.state, w.reason, w.token, w.settings,
+  quiesce_ms(w.created_at) AS created_at, quiesce_ms(w.started_at) AS started_at,
+  quiesce_ms(w.finished_at) AS finished_at, quiesce_ms(w.updated_at) AS updated_at`;
+
+export const HOST_COLUMNS = `h.wave, h.host, h.ordinal, h.grp, h.state, h.attempts, h.run_id,
+  h.token, h.reason, h.detail, quiesce_ms(h.started_at) AS started_at,
+  quiesce_ms(h.finished_at) AS finished_at, quiesce_ms(h.updated_at) AS updated_at`;
+
+/** $1 name, $2 host count, $3 batch spec, $4 batch size, $5 failure spec, $6 max failures,
+ * $7 window, $8 max per group. */
+export const INSERT_WAVE = `
+INSERT INTO quiesce_waves (name, host_count, batch_spec, batch_size, failure_spec, max_failures,
+    time_window, max_per_group, state, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'created', clock_timestamp(), clock_timestamp())
+ON CONFLICT (name) DO NOTHING
+RETURNING quiesce_ms(created_at) AS now`;
+
+/** $1 wave, $2 hosts, $3 groups: every host pending, in the arrays' order. */
+export const INSERT_HOSTS = `
+INSERT INTO quiesce_wave_hosts (wave, host, ordinal, grp, state, attempts, updated_at)
+SELECT $1, h.host, h.ord - 1, h.grp, 'pending', 0, clock_timestamp()
+  FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS h(host, grp, ord)`;
+
+const FENCE = `
+clock AS (SELECT clock_timestamp() AS now),
+fence AS (
+  SELECT l.scope FROM quiesce_leases l, clock
+   WHERE l.scope = $1 AND l.held AND l.token = $2 AND l.expires_at > clock.now
+  FOR SHARE OF l
+)`;
+
+/** $1 lease scope, $2 token, $3 wave, $4 host, $5 from, $6 to, $7 reason, $8 detail, $9 run id
+ * (null keeps), $10 start, $11 finish. */
+export const UPDATE_HOST = `
+WITH ${FENCE}
+UPDATE quiesce_wave_hosts h
+   SET state = $6, token = $2, reason = $7, detail = $8, run_id = coalesce($9::text, h.run_id),
+       attempts = h.attempts + CASE WHEN $10::boolean THEN 1 ELSE 0 END,
+       started_at = CASE WHEN $10::boolean THEN clock.now ELSE h.started_at END,
+       finished_at = CASE WHEN $11::boolean THEN clock.now WHEN $10::boolean THEN NULL
+                          ELSE h.finished_at END,
+       updated_at = clock.now
+  FROM fence, clock
+ WHERE h.wave = $3 AND h.host = $4 AND h.state = $5
+RETURNING quiesce_ms(clock.now) AS now`;
+
+/** $1 lease scope, $2 token, $3 wave, $4 from, $5 to, $6 reason, $7 settings (null keeps),
+ * $8 start, $9 finish. */
+export const UPDATE_WAVE = `
+WITH ${FENCE}
+UPDATE quiesce_waves w
+   SET state = $5, token = $2, reason = $6, settings = coalesce($7::text, w.settings),
+       started_at = CASE WHEN $8::boolean THEN clock.now ELSE w.started_at END,
+       finished_at = CASE WHEN $9::boolean THEN clock.now WHEN $8::boolean THEN NULL
+                          ELSE w.finished_at END,
+       updated_at = clock.now
+  FROM fence, clock
+ WHERE w.name = $3 AND w.state = $4
+RETURNING quiesce_ms(clock.now) AS now`;
+
+/** Why a write changed nothing: $1 lease scope, $2 wave, $3 host (null for a wave write). */
+export const DIAGNOSE = `
+SELECT l.scope, l.token, l.held, l.run_id, l.system, l.host, l.pid, l.pid_start, l.boot_id,
+       l.child_pid, l.child_pid_start, l.command, l.note, l.ttl_ms,
+       quiesce_ms(l.acquired_at) AS acquired_at, quiesce_ms(l.heartbeat_at) AS heartbeat_at,
+       quiesce_ms(l.expires_at) AS expires_at, quiesce_ms(clock_timestamp()) AS now,
+       CASE WHEN $3::text IS NULL THEN EXISTS (SELECT 1 FROM quiesce_waves WHERE name = $2)
+            ELSE EXISTS (SELECT 1 FROM quiesce_wave_hosts WHERE wave = $2 AND host = $3)
+       END AS found
+  FROM (SELECT 1) AS one LEFT JOIN quiesce_leases l ON l.scope = $1`;
+
+export const INSERT_EVENT = `
+INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+VALUES (clock_timestamp(), $1, $2, $3, $4, $5, $6, $7, $8::jsonb)`;

@@ -1,0 +1,202 @@
+import type pg from "pg";
+import type { EventInput } from "../../domain/event.js";
+import { fenceFailure } from "../../domain/fencing.js";
+import type { HostState } from "../../domain/wave-state.js";
+import { waveScope } from "../../domain/wave-input.js";
+import { leaseFromRow, type LeaseRow } from "../rows.js";
+import {
+  hostFromRow,
+  waveFencedEvent,
+  waveFromRow,
+  type WaveHostRow,
+  type WaveRow,
+} from "../wave-rows.js";
+import type {
+  CreateWaveOutcome,
+  WaveDefinition,
+  WaveHostInput,
+  WaveHostRecord,
+  WaveStore,
+  WaveSummary,
+  WaveWrite,
+  WaveWriteResult,
+} from "../wave-store.js";
+import { pgError } from "./pg-connection.js";
+import * as sql from "./pg-wave-statements.js";
+
+type Query = <R extends pg.QueryResultRow>(text: string, params?: unknown[]) => Promise<R[]>;
+
+/** Waves on PostgreSQL: a batch of writes is one transaction on one pooled connection. */
+export class PgWaves implements WaveStore {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly location: string,
+  ) {}
+
+  private async tx<T>(doing: string, fn: (q: Query) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw pgError(e, this.location, doing);
+    }
+    const q: Query = async <R extends pg.QueryResultRow>(text: string, params: unknown[] = []) =>
+      (await client.query<R>(text, params)).rows;
+    try {
+      await client.query("BEGIN");
+      const out = await fn(q);
+      await client.query("COMMIT");
+      return out;
+    } catch (e) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw pgError(e, this.location, doing);
+    } finally {
+      client.release();
+    }
+  }
+
+  private async read<R extends pg.QueryResultRow>(
+    doing: string,
+    text: string,
+    params: unknown[] = [],
+  ): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(text, params)).rows;
+    } catch (e) {
+      throw pgError(e, this.location, doing);
+    }
+  }
+
+  async create(def: WaveDefinition, hosts: readonly WaveHostInput[]): Promise<CreateWaveOutcome> {
+    return this.tx("create a wave", async (q): Promise<CreateWaveOutcome> => {
+      const [row] = await q<{ now: number }>(sql.INSERT_WAVE, [
+        def.name,
+        hosts.length,
+        def.batchSpec,
+        def.batchSize,
+        def.failureSpec,
+        def.maxFailures,
+        def.window,
+        def.maxPerGroup,
+      ]);
+      if (!row) {
+        const [c] = await q<{ now: number }>("SELECT quiesce_ms(clock_timestamp()) AS now");
+        return { ok: false, reason: "exists", now: Number(c!.now) };
+      }
+      await q(sql.INSERT_HOSTS, [def.name, hosts.map((h) => h.host), hosts.map((h) => h.group)]);
+      await insertEvent(q, def.event);
+      return { ok: true, now: Number(row.now) };
+    });
+  }
+
+  async getWave(name: string) {
+    const rows = await this.read<WaveRow & { now: number; found: boolean }>(
+      "read a wave",
+      `SELECT ${sql.WAVE_COLUMNS}, w.name IS NOT NULL AS found, quiesce_ms(clock_timestamp()) AS now
+         FROM (SELECT 1) AS one LEFT JOIN quiesce_waves w ON w.name = $1`,
+      [name],
+    );
+    const r = rows[0]!;
+    return { wave: r.found ? waveFromRow(r) : null, now: Number(r.now) };
+  }
+
+  async listWaves() {
+    return this.tx("list waves", async (q) => {
+      const [c] = await q<{ now: number }>("SELECT quiesce_ms(clock_timestamp()) AS now");
+      const rows = await q<WaveRow>(
+        `SELECT ${sql.WAVE_COLUMNS} FROM quiesce_waves w ORDER BY w.created_at DESC, w.name`,
+      );
+      const counts = new Map<string, Partial<Record<HostState, number>>>();
+      const byState = await q<{ wave: string; state: HostState; n: number }>(
+        "SELECT wave, state, count(*)::int AS n FROM quiesce_wave_hosts GROUP BY wave, state",
+      );
+      for (const s of byState) {
+        const m = counts.get(s.wave) ?? {};
+        m[s.state] = s.n;
+        counts.set(s.wave, m);
+      }
+      const waves: WaveSummary[] = rows.map((r) => ({
+        wave: waveFromRow(r),
+        counts: counts.get(r.name) ?? {},
+      }));
+      return { waves, now: Number(c!.now) };
+    });
+  }
+
+  async listHosts(name: string): Promise<WaveHostRecord[]> {
+    const rows = await this.read<WaveHostRow>(
+      "list a wave's hosts",
+      `SELECT ${sql.HOST_COLUMNS} FROM quiesce_wave_hosts h WHERE h.wave = $1 ORDER BY h.ordinal`,
+      [name],
+    );
+    return rows.map(hostFromRow);
+  }
+
+  async apply(writes: readonly WaveWrite[]): Promise<WaveWriteResult[]> {
+    if (writes.length === 0) return [];
+    return this.tx("write wave state", async (q) => {
+      const out: WaveWriteResult[] = [];
+      for (const w of writes) out.push(await applyOne(q, w));
+      return out;
+    });
+  }
+}
+
+async function applyOne(q: Query, w: WaveWrite): Promise<WaveWriteResult> {
+  const scope = waveScope(w.wave);
+  const flags = [w.start === true, w.finish === true];
+  const rows =
+    w.kind === "host"
+      ? await q<{ now: number }>(sql.UPDATE_HOST, [
+          scope,
+          w.token,
+          w.wave,
+          w.host,
+          w.from,
+          w.to,
+          w.reason,
+          w.detail,
+          w.runId ?? null,
+          ...flags,
+        ])
+      : await q<{ now: number }>(sql.UPDATE_WAVE, [
+          scope,
+          w.token,
+          w.wave,
+          w.from,
+          w.to,
+          w.reason,
+          w.settings ?? null,
+          ...flags,
+        ]);
+  if (rows[0]) {
+    if (w.event) await insertEvent(q, w.event);
+    return { ok: true, now: Number(rows[0].now) };
+  }
+  const [d] = await q<LeaseRow & { now: number; found: boolean }>(sql.DIAGNOSE, [
+    scope,
+    w.wave,
+    w.kind === "host" ? w.host : null,
+  ]);
+  const now = Number(d!.now);
+  const current = leaseFromRow(d!.scope === null ? null : d);
+  const fence = fenceFailure(current, w.token, now);
+  if (fence !== null) {
+    await insertEvent(q, waveFencedEvent(w, scope, fence));
+    return { ok: false, reason: fence, current, now };
+  }
+  return { ok: false, reason: d!.found ? "conflict" : "missing", current, now };
+}
+
+async function insertEvent(q: Query, e: EventInput): Promise<void> {
+  await q(sql.INSERT_EVENT, [
+    e.kind,
+    e.scope,
+    e.token,
+    e.runId,
+    e.host,
+    e.pid,
+    e.message,
+    JSON.stringify(e.detail ?? {}),
+  ]);
+}

@@ -1,0 +1,202 @@
+import type Database from "better-sqlite3";
+import type { EventInput } from "../../domain/event.js";
+import { fenceFailure } from "../../domain/fencing.js";
+import { isHostState, type HostState } from "../../domain/wave-state.js";
+import { waveScope } from "../../domain/wave-input.js";
+import { leaseFromRow, type LeaseRow } from "../rows.js";
+import { waveFencedEvent, waveFromRow, type WaveRow } from "../wave-rows.js";
+import type {
+  CreateWaveOutcome,
+  WaveDefinition,
+  WaveHostInput,
+  WaveHostRecord,
+  WaveStore,
+  WaveSummary,
+  WaveWrite,
+  WaveWriteResult,
+} from "../wave-store.js";
+import { sqliteError } from "./open-sqlite.js";
+import { prepareWaveStatements, type WaveStatements } from "./wave-statements.js";
+
+/** A host row as listHosts reads it (raw): the columns in its SELECT's order. */
+type HostValues = [
+  string,
+  string,
+  number,
+  string | null,
+  string,
+  number,
+  string | null,
+  number | null,
+  string | null,
+  string | null,
+  number | null,
+  number | null,
+  number,
+];
+
+/**
+ * Waves on SQLite: each call is one transaction on the store's connection (writes `BEGIN
+ * IMMEDIATE`, synchronous=FULL: on disk when the call returns), the clock read inside it (I10).
+ */
+export class SqliteWaves implements WaveStore {
+  private readonly q: WaveStatements;
+  private readonly txn: Database.Transaction<(fn: (now: number) => unknown) => unknown>;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly location: string,
+  ) {
+    this.q = prepareWaveStatements(db);
+    this.txn = db.transaction((fn: (now: number) => unknown) => fn(Date.now()));
+  }
+
+  private read<T>(doing: string, fn: (now: number) => T): Promise<T> {
+    try {
+      return Promise.resolve(this.txn.deferred(fn) as T);
+    } catch (e) {
+      return Promise.reject(sqliteError(e, this.location, doing));
+    }
+  }
+
+  private write<T>(doing: string, fn: (now: number) => T): Promise<T> {
+    try {
+      return Promise.resolve(this.txn.immediate(fn) as T);
+    } catch (e) {
+      return Promise.reject(sqliteError(e, this.location, doing));
+    }
+  }
+
+  create(def: WaveDefinition, hosts: readonly WaveHostInput[]): Promise<CreateWaveOutcome> {
+    return this.write("create a wave", (now): CreateWaveOutcome => {
+      const inserted = this.q.insertWave.run({
+        name: def.name,
+        host_count: hosts.length,
+        batch_spec: def.batchSpec,
+        batch_size: def.batchSize,
+        failure_spec: def.failureSpec,
+        max_failures: def.maxFailures,
+        time_window: def.window,
+        max_per_group: def.maxPerGroup,
+        now,
+      }).changes;
+      if (inserted === 0) return { ok: false, reason: "exists", now };
+      hosts.forEach((h, i) => this.q.insertHost.run(def.name, h.host, i, h.group, now));
+      this.insertEvent(now, def.event);
+      return { ok: true, now };
+    });
+  }
+
+  getWave(name: string) {
+    return this.read("read a wave", (now) => {
+      const row = this.q.getWave.get(name) as WaveRow | undefined;
+      return { wave: row ? waveFromRow(row) : null, now };
+    });
+  }
+
+  listWaves() {
+    return this.read("list waves", (now) => {
+      const counts = new Map<string, Partial<Record<HostState, number>>>();
+      for (const c of this.q.countHosts.all() as { wave: string; state: HostState; n: number }[]) {
+        const m = counts.get(c.wave) ?? {};
+        m[c.state] = c.n;
+        counts.set(c.wave, m);
+      }
+      const waves: WaveSummary[] = (this.q.listWaves.all() as WaveRow[]).map((r) => ({
+        wave: waveFromRow(r),
+        counts: counts.get(r.name) ?? {},
+      }));
+      return { waves, now };
+    });
+  }
+
+  listHosts(name: string): Promise<WaveHostRecord[]> {
+    return this.read("list a wave's hosts", () =>
+      (this.q.listHosts.all(name) as HostValues[]).map(hostFromValues),
+    );
+  }
+
+  apply(writes: readonly WaveWrite[]): Promise<WaveWriteResult[]> {
+    if (writes.length === 0) return Promise.resolve([]);
+    return this.write("write wave state", (now) => writes.map((w) => this.applyOne(w, now)));
+  }
+
+  private applyOne(w: WaveWrite, now: number): WaveWriteResult {
+    const scope = waveScope(w.wave);
+    const current = leaseFromRow(this.q.getLease.get(scope) as LeaseRow | undefined);
+    const fence = fenceFailure(current, w.token, now);
+    if (fence !== null) {
+      this.insertEvent(now, waveFencedEvent(w, scope, fence));
+      return { ok: false, reason: fence, current, now };
+    }
+    const flags = { start: w.start ? 1 : 0, finish: w.finish ? 1 : 0 };
+    const changed =
+      w.kind === "host"
+        ? this.q.updateHost.run({
+            wave: w.wave,
+            host: w.host,
+            from: w.from,
+            to: w.to,
+            token: w.token,
+            reason: w.reason,
+            detail: w.detail,
+            run_id: w.runId ?? null,
+            ...flags,
+            now,
+          }).changes
+        : this.q.updateWave.run({
+            wave: w.wave,
+            from: w.from,
+            to: w.to,
+            token: w.token,
+            reason: w.reason,
+            settings: w.settings ?? null,
+            ...flags,
+            now,
+          }).changes;
+    if (changed === 0) {
+      const exists =
+        w.kind === "host"
+          ? this.q.getHostState.get(w.wave, w.host) !== undefined
+          : this.q.getWave.get(w.wave) !== undefined;
+      return { ok: false, reason: exists ? "conflict" : "missing", current, now };
+    }
+    if (w.event) this.insertEvent(now, w.event);
+    return { ok: true, now };
+  }
+
+  private insertEvent(now: number, e: EventInput): void {
+    this.q.insertEvent.run({
+      at: now,
+      kind: e.kind,
+      scope: e.scope,
+      token: e.token,
+      run_id: e.runId,
+      host: e.host,
+      pid: e.pid,
+      message: e.message,
+      detail: JSON.stringify(e.detail ?? {}),
+    });
+  }
+}
+
+/** A host row read raw (an array in listHosts' column order) as a record, in one step. */
+function hostFromValues(r: HostValues): WaveHostRecord {
+  if (!isHostState(r[4]))
+    throw new Error(`host ${r[1]} of wave ${r[0]} has an unknown state "${r[4]}"`);
+  return {
+    wave: r[0],
+    host: r[1],
+    ordinal: r[2],
+    group: r[3],
+    state: r[4],
+    attempts: r[5],
+    runId: r[6],
+    token: r[7],
+    reason: r[8],
+    detail: r[9],
+    startedAt: r[10],
+    finishedAt: r[11],
+    updatedAt: r[12],
+  };
+}

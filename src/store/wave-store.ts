@@ -1,0 +1,136 @@
+import type { EventInput } from "../domain/event.js";
+import type { FenceFailure } from "../domain/fencing.js";
+import type { LeaseRecord } from "../domain/lease.js";
+import type { HostState, WaveState } from "../domain/wave-state.js";
+
+/**
+ * The waves' port: rolling patch waves and the state of each of their hosts, as atomic domain
+ * operations on the store's connection (exposed as `Store.waves`). Every write made by a
+ * wave's agent carries its token on the wave's lease (`wave:NAME`) and is refused unless that
+ * lease is held with that token and unexpired on the store's clock, checked in the same
+ * transaction (I3): a zombie agent's write changes nothing. Each change is also a
+ * compare-and-swap on the state the writer last saw.
+ */
+export interface WaveStore {
+  /** Creates a wave and its hosts (all `pending`) in one commit; `exists` if the name is taken. */
+  create(def: WaveDefinition, hosts: readonly WaveHostInput[]): Promise<CreateWaveOutcome>;
+
+  getWave(name: string): Promise<{ wave: WaveRecord | null; now: number }>;
+  listWaves(): Promise<{ waves: WaveSummary[]; now: number }>;
+  /** Every host of the wave, in wave order. */
+  listHosts(name: string): Promise<WaveHostRecord[]>;
+
+  /**
+   * Applies every write in ONE commit (group commit: hosts finishing together share the
+   * fsync). Each is judged on its own; the result at index i is write i's.
+   */
+  apply(writes: readonly WaveWrite[]): Promise<WaveWriteResult[]>;
+}
+
+export interface WaveDefinition {
+  name: string;
+  /** As written (`5`, `10%`) and as resolved for this wave's host count. */
+  batchSpec: string;
+  batchSize: number;
+  failureSpec: string;
+  maxFailures: number;
+  /** The window as written, or null. */
+  window: string | null;
+  maxPerGroup: number | null;
+  event: EventInput;
+}
+
+export interface WaveHostInput {
+  host: string;
+  group: string | null;
+}
+
+export type CreateWaveOutcome =
+  { ok: true; now: number } | { ok: false; reason: "exists"; now: number };
+
+export interface WaveRecord extends Omit<WaveDefinition, "event"> {
+  hostCount: number;
+  state: WaveState;
+  /** Why it stopped, halted or completed; null while created or running. */
+  reason: string | null;
+  /** The token of the agent that wrote the wave last (null: never run). */
+  token: number | null;
+  /** JSON text: the last agent's run settings (commands, concurrency), for `resume` and `status`. */
+  settings: string | null;
+  createdAt: number;
+  /** When the current (or last) agent started on it. */
+  startedAt: number | null;
+  finishedAt: number | null;
+  updatedAt: number;
+}
+
+export interface WaveSummary {
+  wave: WaveRecord;
+  counts: Partial<Record<HostState, number>>;
+}
+
+export interface WaveHostRecord {
+  wave: string;
+  host: string;
+  ordinal: number;
+  group: string | null;
+  state: HostState;
+  /** How many times an agent started on it. */
+  attempts: number;
+  /** Its journal run, once one was created. */
+  runId: string | null;
+  /** Token of the last write (null: never written since creation). */
+  token: number | null;
+  reason: string | null;
+  /** JSON text: exit codes, the check's and health gate's answers. */
+  detail: string | null;
+  startedAt: number | null;
+  finishedAt: number | null;
+  updatedAt: number;
+}
+
+export type WaveWrite =
+  | {
+      kind: "host";
+      wave: string;
+      token: number;
+      host: string;
+      /** The state the writer last saw: the write is a compare-and-swap on it. */
+      from: HostState;
+      to: HostState;
+      reason: string | null;
+      detail: string | null;
+      /** Set when the run is created; undefined keeps it. */
+      runId?: string;
+      /** Starting work on it: attempts + 1, started_at = now, finished_at cleared. */
+      start?: boolean;
+      /** Ending work on it: finished_at = now. */
+      finish?: boolean;
+      event?: EventInput;
+    }
+  | {
+      kind: "wave";
+      wave: string;
+      token: number;
+      from: WaveState;
+      to: WaveState;
+      reason: string | null;
+      /** JSON text; undefined keeps the stored settings. */
+      settings?: string;
+      start?: boolean;
+      finish?: boolean;
+      event?: EventInput;
+    };
+
+export type WaveRefusal = FenceFailure | "conflict" | "missing";
+
+export type WaveWriteResult =
+  | { ok: true; now: number }
+  | {
+      ok: false;
+      /** A fence failure (the wave's lease moved on: a zombie), `conflict` (not in the state
+       * the writer saw), `missing` (no such wave or host). */
+      reason: WaveRefusal;
+      current: LeaseRecord | null;
+      now: number;
+    };
