@@ -85,3 +85,14 @@ export {
 } from "./domain/maintenance-policy.js";
 export type { JournalStore } from "./store/journal-store.js";
 export { runDrill, type DrillOptions, type DrillReport, type DrillRow } from "./ops/drill/drill.js";
+
+// --- Rolling patch waves (README: "Rolling patch waves").
+export { createWave, prepareWave, type CreateWaveInput } from "./wave/create-wave.js";
+export { runWave, type RunWaveResult } from "./wave/run-wave.js";
+export type { WaveRunOptions } from "./wave/run-options.js";
+export type { WaveHooks, WaveRunResult, WaveSnapshot } from "./wave/wave-agent.js";
+export { waveStatus, listWaves, type WaveStatus } from "./wave/wave-status.js";
+export { stopWave, waitForWaveStop } from "./wave/stop-wave.js";
+export type { CommandRunner, CommandRun, CommandExit } from "./wave/shell-command.js";
+export { HostState, WaveState } from "./domain/wave-state.js";
+export type { WaveStore, WaveRecord, WaveHostRecord } from "./store/wave-store.js";

@@ -11,6 +11,7 @@ import { registerIncident } from "./commands/incident.js";
 import { registerRuns } from "./commands/runs.js";
 import { registerMaintenance } from "./commands/maintenance.js";
 import { registerDrill } from "./commands/drill.js";
+import { registerWave } from "./commands/wave.js";
 
 const VERSION = "0.1.0";
 
@@ -34,6 +35,7 @@ function buildProgram(): Command {
   registerRuns(program);
   registerMaintenance(program);
   registerDrill(program);
+  registerWave(program);
   program.addHelpText(
     "after",
     "\nStore: --store PATH | sqlite:PATH | postgres://... , or QUIESCE_STORE; default " +

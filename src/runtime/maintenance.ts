@@ -1,6 +1,6 @@
 import { formatDuration } from "../domain/duration.js";
 import { ErrorCode, QuiesceError, invalidInput } from "../domain/errors.js";
-import { runtimeScope, validateMaintenanceId, validateRuntimeId } from "../domain/journal-names.js";
+import { validateMaintenanceId, validateRuntimeId } from "../domain/journal-names.js";
 import { RunState } from "../domain/journal-record.js";
 import { leaseStatus, type LeaseRecord } from "../domain/lease.js";
 import { policyToJson } from "../domain/maintenance-policy.js";
@@ -28,7 +28,8 @@ export async function startMaintenance(
   const { runtime } = await store.journal.getRuntime(req.runtimeId);
   if (!runtime)
     throw invalidInput(`no runtime named ${req.runtimeId} (quiesce maintenance status lists them)`);
-  const { lease, now } = await store.getLease(runtimeScope(req.runtimeId));
+  // The record names the scope its process holds (`runtime:ID`, or `wave:NAME` for a wave's agent).
+  const { lease, now } = await store.getLease(runtime.scope);
   const live = lease !== null && !leaseStatus(lease, now).expired && lease.token === runtime.token;
   if (runtime.state === RuntimeState.RUNNING && !live)
     return {

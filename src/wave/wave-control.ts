@@ -1,0 +1,224 @@
+import { formatDuration } from "../domain/duration.js";
+import { waveRuntimeId, waveScope } from "../domain/wave-input.js";
+import { RuntimeState, startupPlan } from "../domain/runtime-state.js";
+import type { MaintenancePolicy } from "../domain/maintenance-policy.js";
+import type { Lease } from "../lease/lease.js";
+import { hostIdentity } from "../lease/process-identity.js";
+import { RecordKeeper } from "../runtime/record-keeper.js";
+import { Notifier } from "../runtime/notifier.js";
+import type { Store } from "../store/store.js";
+
+const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"];
+
+export interface ControlOptions {
+  wave: string;
+  policy: MaintenancePolicy;
+  say: (line: string) => void;
+  /** How often to look for `wave stop` (a maintenance request). */
+  pollMs: number;
+  /** Stop gracefully on SIGTERM/SIGINT/SIGHUP; a second signal stops the hosts in flight. */
+  signals: boolean;
+}
+
+/**
+ * The wave agent's side of the maintenance-window protocol (src/runtime): its runtime record
+ * (`wave:NAME`, fenced by the wave's lease) moves RUNNING -> DRAINING -> QUIESCED -> STOPPED
+ * (or NEEDS_REVIEW), persisted at every step. `wave stop` and `quiesce maintenance start
+ * wave:NAME` write a maintenance request the agent polls for; a drain starts no new host and
+ * lets the hosts in flight finish, until the drain deadline, which stops them (force).
+ */
+export class WaveControl {
+  readonly changes = new Notifier();
+  draining = false;
+  drainReason: string | null = null;
+  forced = false;
+  forceReason: string | null = null;
+  /** The first signal received, for the exit code. */
+  signal: NodeJS.Signals | null = null;
+  /** What the runtime record said about the previous agent. */
+  found = "";
+  private readonly forceHooks: ((why: string) => void)[] = [];
+  private readonly cleanups: (() => void)[] = [];
+  private maintenanceId: string | null = null;
+
+  private constructor(
+    private readonly store: Store,
+    private readonly lease: Lease,
+    private readonly o: ControlOptions,
+    public keeper: RecordKeeper,
+  ) {}
+
+  static async start(store: Store, lease: Lease, o: ControlOptions): Promise<WaveControl> {
+    const id = waveRuntimeId(o.wave);
+    const { runtime: prev } = await store.journal.getRuntime(id);
+    const plan = startupPlan(prev && { state: prev.state, maintenanceId: prev.maintenanceId });
+    const mine = { incarnation: lease.runId, host: hostIdentity().host, pid: process.pid };
+    const running = {
+      ...mine,
+      state: RuntimeState.RUNNING,
+      maintenanceId: null,
+      acceptingWork: true,
+      activeRuns: 0,
+      startedAt: lease.record.acquiredAt,
+      deadlineAt: null,
+      policy: o.policy,
+      reviewReason: null,
+      note: `wave agent: ${plan.found}`,
+    };
+    let keeper: RecordKeeper;
+    if (prev === null) {
+      keeper = await RecordKeeper.create(store, lease, {
+        ...running,
+        runtimeId: id,
+        scope: waveScope(o.wave),
+      });
+    } else {
+      keeper = new RecordKeeper(store, lease, prev);
+      if (plan.first)
+        await keeper.transition(plan.first.to, {
+          ...mine,
+          acceptingWork: false,
+          note: plan.first.reason,
+          reviewReason: plan.first.to === RuntimeState.NEEDS_REVIEW ? plan.first.reason : null,
+        });
+      // A stop requested before this agent took the lease was meant for its predecessor.
+      const stale =
+        prev.request !== null && prev.request.at < lease.record.acquiredAt
+          ? prev.request.maintenanceId
+          : null;
+      await keeper.write(running, stale);
+    }
+    const c = new WaveControl(store, lease, o, keeper);
+    c.found = plan.found;
+    c.watch();
+    return c;
+  }
+
+  /** Called with the reason when the hosts in flight must be stopped now. */
+  onForce(fn: (why: string) => void): void {
+    this.forceHooks.push(fn);
+  }
+
+  /** Starts a drain: no new host from now on; the hosts in flight finish (until the deadline). */
+  async drain(reason: string, maintenanceId: string, drainTimeoutMs: number | null): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    this.drainReason = reason;
+    this.maintenanceId = maintenanceId;
+    this.changes.notify();
+    const timeout = drainTimeoutMs ?? this.o.policy.drainTimeoutMs;
+    const timer = setTimeout(
+      () =>
+        this.force(`the drain deadline (${formatDuration(timeout)}) of ${maintenanceId} passed`),
+      timeout,
+    );
+    timer.unref();
+    this.cleanups.push(() => clearTimeout(timer));
+    this.o.say(
+      `${reason}: starting no new host; the hosts in flight finish (deadline in ${formatDuration(timeout)})`,
+    );
+    if (this.keeper.state === RuntimeState.RUNNING)
+      await this.keeper.transition(
+        RuntimeState.DRAINING,
+        {
+          maintenanceId,
+          acceptingWork: false,
+          deadlineAt: (await this.store.now()) + timeout,
+          note: `${reason}; drain timeout ${formatDuration(timeout)}`,
+        },
+        maintenanceId,
+      );
+  }
+
+  /** Stops the hosts in flight now: their patch commands get SIGTERM (SIGKILL after the grace). */
+  force(why: string): void {
+    if (this.forced) return;
+    this.forced = true;
+    this.forceReason = why;
+    this.o.say(`${why}: stopping the hosts in flight`);
+    for (const f of this.forceHooks) f(why);
+    this.changes.notify();
+  }
+
+  /**
+   * Records the end: DRAINING (unless already), then QUIESCED -> STOPPED, or NEEDS_REVIEW when
+   * a host's patch is left unclassified (quarantined, or cut off while it ran).
+   */
+  async finish(note: string, review: string | null, hostsInFlight = 0): Promise<void> {
+    const id = this.maintenanceId ?? `wave-end-${Date.now()}`;
+    if (this.keeper.state === RuntimeState.RUNNING)
+      await this.keeper.transition(
+        RuntimeState.DRAINING,
+        { maintenanceId: id, acceptingWork: false, activeRuns: hostsInFlight, note },
+        null,
+      );
+    if (this.keeper.state !== RuntimeState.DRAINING) return;
+    if (review !== null) {
+      await this.keeper.transition(RuntimeState.NEEDS_REVIEW, {
+        activeRuns: 0,
+        note,
+        reviewReason: review,
+      });
+      return;
+    }
+    await this.keeper.transition(RuntimeState.QUIESCED, { activeRuns: 0, note });
+    await this.keeper.transition(RuntimeState.STOPPED, { activeRuns: 0, note });
+  }
+
+  close(): void {
+    for (const c of this.cleanups.splice(0)) c();
+  }
+
+  private watch(): void {
+    let timer: NodeJS.Timeout | null = null;
+    let stopped = false;
+    const tick = async () => {
+      timer = null;
+      if (stopped || this.draining) return;
+      try {
+        const { runtime } = await this.store.journal.getRuntime(this.keeper.record.runtimeId);
+        const req = runtime?.request;
+        if (req && !this.draining && !this.lease.lost) {
+          await this.drain(
+            `stop requested by ${req.by} (${req.maintenanceId})`,
+            req.maintenanceId,
+            req.drainTimeoutMs,
+          );
+          return;
+        }
+      } catch {
+        /* the store is unreachable right now; the lease keeper decides whether we go on */
+      }
+      if (!stopped) {
+        timer = setTimeout(() => void tick(), this.o.pollMs);
+        timer.unref();
+      }
+    };
+    timer = setTimeout(() => void tick(), this.o.pollMs);
+    timer.unref();
+    this.cleanups.push(() => {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    });
+    if (!this.o.signals) return;
+    let seen = 0;
+    const onSignal = (sig: NodeJS.Signals) => {
+      seen++;
+      if (seen === 1) {
+        this.signal = sig;
+        void this.drain(
+          `${sig} received (again to stop the hosts in flight)`,
+          `${sig.toLowerCase()}-${Date.now()}`,
+          null,
+        ).catch((e: unknown) => this.o.say(`could not record the drain: ${(e as Error).message}`));
+        return;
+      }
+      this.force(`${sig} again`);
+      setTimeout(() => process.exit(128 + 15), 30_000).unref();
+    };
+    for (const s of SIGNALS) process.on(s, onSignal);
+    this.cleanups.push(() => {
+      for (const s of SIGNALS) process.off(s, onSignal);
+    });
+  }
+}

@@ -1,0 +1,163 @@
+import assert from "node:assert/strict";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { cli, startCli } from "../support/cli.js";
+import { eachBackend, hasNoStack, withLocation } from "../support/e2e.js";
+import {
+  createWave,
+  explain,
+  hostStates,
+  makeFleet,
+  runArgs,
+  waitForLine,
+  waveStatus,
+} from "./wave-helpers.js";
+
+await eachBackend("waves stop where they must", (b) => {
+  test("the failure budget, counted over the whole wave, stops it", (t) =>
+    withLocation(b, "wave-budget", async (url) => {
+      const fleet = makeFleet(10, { failing: ["h2", "h4"] });
+      t.after(fleet.cleanup);
+      await createWave(url, "w", fleet, ["--batch", "2", "--max-failures", "1"]);
+      const r = await cli(runArgs(url, "w", fleet, ["--concurrency", "1"]));
+      assert.equal(r.code, 1, explain(r));
+      assert.match(
+        r.stdout,
+        /wave w halted: failure budget spent: 2 host\(s\) failed, the wave allows 1/,
+      );
+      assert.deepEqual([...fleet.count("start").keys()], ["h1", "h2", "h3", "h4"]);
+      const s = await waveStatus(url, "w");
+      assert.equal(s.wave.state, "halted");
+      assert.deepEqual(s.budget, {
+        maxFailures: 1,
+        failed: 2,
+        spent: true,
+        spec: "1",
+        left: -1,
+      } as never);
+      assert.match(
+        s.hosts.find((h) => h.host === "h2")!.reason!,
+        /the patch command exited 3 \(last output: E: could not patch h2\)/,
+      );
+      assert.equal(s.counts.pending, 6);
+      // Running it again changes nothing: the budget is the wave's, not the run's.
+      const again = await cli(runArgs(url, "w", fleet));
+      assert.equal(again.code, 1, explain(again));
+      assert.equal(fleet.count("start").size, 4);
+    }));
+
+  test("a failed health gate stops the wave before the next batch and says why", (t) =>
+    withLocation(b, "wave-health", async (url) => {
+      const fleet = makeFleet(9);
+      t.after(fleet.cleanup);
+      await createWave(url, "w", fleet, ["--batch", "3", "--max-failures", "5"]);
+      const r = await cli(
+        runArgs(url, "w", fleet, ["--health", `test {host} != h5 || (echo "h5 is down"; exit 1)`]),
+      );
+      assert.equal(r.code, 1, explain(r));
+      assert.match(
+        r.stdout,
+        /wave w halted: health gate failed on h5: the health command exited 1 \(last output: h5 is down\)/,
+      );
+      const s = await waveStatus(url, "w");
+      const st = hostStates(s);
+      assert.equal(st.h5, "failed");
+      assert.deepEqual([st.h4, st.h6], ["succeeded", "succeeded"], "its batch finished");
+      assert.deepEqual([st.h7, st.h8, st.h9], ["pending", "pending", "pending"]);
+      assert.equal(
+        fleet.count("start").get("h7"),
+        undefined,
+        "no host of the next batch was touched",
+      );
+      assert.match(s.hosts.find((h) => h.host === "h5")!.reason!, /^health gate failed: /);
+    }));
+
+  test("wave stop: graceful (the host in flight finishes, no new one starts), through the maintenance protocol", (t) =>
+    withLocation(b, "wave-stop", async (url) => {
+      const fleet = makeFleet(6, { gated: ["h2"] });
+      t.after(fleet.cleanup);
+      await createWave(url, "w", fleet, ["--batch", "3"]);
+      const agent = startCli(runArgs(url, "w", fleet, ["--concurrency", "1"]));
+      await waitForLine(fleet, "start h2");
+      const stop = startCli(["wave", "stop", "w", "--wait", "--timeout", "30s", "--store", url]);
+      const status = await (async () => {
+        for (;;) {
+          const s = await waveStatus(url, "w");
+          if (s.agent?.state === "DRAINING") return s;
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+      assert.equal(hostStates(status).h2, "running");
+      fleet.open("h2");
+      const stopped = await stop.done;
+      assert.equal(stopped.code, 0, explain(stopped));
+      assert.match(
+        stopped.stdout,
+        /wave w is stopped: stop requested by .* 2 succeeded, 0 failed; 4 pending/,
+      );
+      const r = await agent.done;
+      assert.equal(r.code, 0, explain(r));
+      assert.deepEqual([...fleet.count("patched").keys()], ["h1", "h2"]);
+      const s = await waveStatus(url, "w");
+      assert.equal(s.wave.state, "stopped");
+      assert.equal(s.agent?.state, "STOPPED");
+      assert.equal(s.holder, null, "the wave's lease is released");
+      const mw = await cli(["maintenance", "status", "wave:w", "--json", "--store", url]);
+      assert.equal((JSON.parse(mw.stdout) as { state: string }).state, "STOPPED");
+      const resumed = await cli(runArgs(url, "w", fleet));
+      assert.equal(resumed.code, 0, explain(resumed));
+      assert.equal(fleet.count("patched").size, 6);
+    }));
+
+  test("bad input: one sentence, exit 2, nothing written", (t) =>
+    withLocation(b, "wave-bad-input", async (url) => {
+      const fleet = makeFleet(3);
+      t.after(fleet.cleanup);
+      const write = (name: string, text: string) => {
+        const p = join(fleet.dir, name);
+        writeFileSync(p, text);
+        return p;
+      };
+      const empty = write("empty", "# nothing here\n\n");
+      const dupes = write("dupes", "a\nb\na\n");
+      const cases: [string[], RegExp][] = [
+        [["--hosts", empty], /no hosts \(one host a line/],
+        [["--hosts", dupes], /host a is listed twice \(lines 1 and 3\)/],
+        [
+          ["--hosts", fleet.hostsFile, "--batch", "0"],
+          /--batch: a batch of 0 hosts would never patch anything/,
+        ],
+        [
+          ["--hosts", fleet.hostsFile, "--max-failures", "150%"],
+          /--max-failures: 150% is over 100% of the hosts/,
+        ],
+        [
+          ["--hosts", fleet.hostsFile, "--window", "Sat 2am-6am"],
+          /--window: "Sat 2am-6am" is not a window/,
+        ],
+        [
+          ["--hosts", fleet.hostsFile, "--max-per-group", "0"],
+          /--max-per-group: "0" is not a positive whole number/,
+        ],
+        [["--hosts", join(fleet.dir, "missing")], /--hosts: cannot read/],
+      ];
+      for (const [args, message] of cases) {
+        const r = await cli(["wave", "create", "w", ...args, "--store", url]);
+        assert.equal(r.code, 2, `${args.join(" ")}: ${explain(r)}`);
+        assert.match(r.stderr, message);
+        assert.equal(r.stderr.trim().split("\n").length, 1, "one sentence");
+        assert.ok(hasNoStack(r));
+      }
+      if (b.name === "sqlite")
+        assert.equal(existsSync(url), false, "the store was never even opened");
+      const run = await cli(["wave", "run", "w", "--patch", "ssh {hots} true", "--store", url]);
+      assert.equal(run.code, 2);
+      assert.match(run.stderr, /--patch: unknown placeholder \{hots\}/);
+      const list = await cli(["wave", "status", "--store", url]);
+      assert.equal(list.stdout, "no waves\n");
+      const missing = await cli(["wave", "run", "w", "--patch", "true", "--store", url]);
+      assert.equal(missing.code, 2);
+      assert.match(missing.stderr, /no wave named w/);
+    }));
+});
