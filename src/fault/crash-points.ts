@@ -21,6 +21,13 @@ export const CRASH_POINTS = {
   "effect.after-ack": "the provider acknowledged the request; ACKNOWLEDGED is not written yet",
   "journal.checkpoint-write":
     "inside the transaction that records an effect's result (OBSERVED), before it commits",
+  // Rolling patch waves (`quiesce wave run`); the journal's points above strike its patches too.
+  "wave.host-running":
+    "a host's `running` is durable under its lease; nothing is journalled for it yet",
+  "wave.health-passed":
+    "the host's patch result is journalled and its health gate passed; neither its run nor its row says so",
+  "wave.before-host-final":
+    "the host's run is complete in the journal (patched, healthy); its row still says running",
   "runtime.after-quiesced":
     "QUIESCED is durable; STOPPED is not written and the process has not exited",
 } as const;

@@ -11,6 +11,7 @@ import {
 import { canHostTransition, HostState, isLeftover } from "../domain/wave-state.js";
 import type { Journal } from "../journal/journal.js";
 import type { Run } from "../journal/run.js";
+import { crashPoint } from "../fault/crash-points.js";
 import { newRunId } from "../lease/acquire-options.js";
 import type { Lease } from "../lease/lease.js";
 import type { Leases } from "../lease/leases.js";
@@ -99,6 +100,7 @@ export async function workOnHost(ctx: WorkerContext, name: string): Promise<Host
   try {
     if (w.host(name).state !== HostState.RUNNING)
       await w.setHost(name, HostState.RUNNING, { start: true, runId, reason: null });
+    crashPoint("wave.host-running");
     run = open
       ? await ctx.journal.resume(runId)
       : await ctx.journal.createRun({ runId, checkpoint: { wave: w.wave.name, host: name } });
@@ -141,7 +143,9 @@ export async function workOnHost(ctx: WorkerContext, name: string): Promise<Host
         return { kind: "failed", why: g.why, health: true };
       }
     }
+    if (health !== null) crashPoint("wave.health-passed");
     await run.complete({ patch: result, health });
+    crashPoint("wave.before-host-final");
     // The patch's result is in the journal; the row keeps only what the reason does not say.
     await w.setHost(name, HostState.SUCCEEDED, {
       reason: patched.why,

@@ -100,7 +100,12 @@ export class WaveControl {
   }
 
   /** Starts a drain: no new host from now on; the hosts in flight finish (until the deadline). */
-  async drain(reason: string, maintenanceId: string, drainTimeoutMs: number | null): Promise<void> {
+  async drain(
+    reason: string,
+    maintenanceId: string,
+    drainTimeoutMs: number | null,
+    hint = "",
+  ): Promise<void> {
     if (this.draining) return;
     this.draining = true;
     this.drainReason = reason;
@@ -115,7 +120,7 @@ export class WaveControl {
     timer.unref();
     this.cleanups.push(() => clearTimeout(timer));
     this.o.say(
-      `${reason}: starting no new host; the hosts in flight finish (deadline in ${formatDuration(timeout)})`,
+      `${reason}: starting no new host; the hosts in flight finish (deadline in ${formatDuration(timeout)})${hint}`,
     );
     if (this.keeper.state === RuntimeState.RUNNING)
       await this.keeper.transition(
@@ -207,13 +212,15 @@ export class WaveControl {
       if (seen === 1) {
         this.signal = sig;
         void this.drain(
-          `${sig} received (again to stop the hosts in flight)`,
+          // The reason is recorded on the wave; the hint is for the terminal only.
+          `${sig} received`,
           `${sig.toLowerCase()}-${Date.now()}`,
           null,
+          `; ${sig} again stops them now`,
         ).catch((e: unknown) => this.o.say(`could not record the drain: ${(e as Error).message}`));
         return;
       }
-      this.force(`${sig} again`);
+      this.force(`${sig} received twice`);
       setTimeout(() => process.exit(128 + 15), 30_000).unref();
     };
     for (const s of SIGNALS) process.on(s, onSignal);

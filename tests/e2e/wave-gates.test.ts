@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { cli, startCli } from "../support/cli.js";
-import { eachBackend, hasNoStack, withLocation } from "../support/e2e.js";
+import { cli, startCli, waitFor } from "../support/cli.js";
+import { eachBackend, hasNoStack, showLease, withLocation } from "../support/e2e.js";
 import {
   createWave,
   explain,
@@ -108,6 +108,58 @@ await eachBackend("waves stop where they must", (b) => {
       const resumed = await cli(runArgs(url, "w", fleet));
       assert.equal(resumed.code, 0, explain(resumed));
       assert.equal(fleet.count("patched").size, 6);
+    }));
+
+  test("a second SIGTERM stops the host in flight: recorded unfinished with what is known before the lease is released; the next run settles it", (t) =>
+    withLocation(b, "wave-forced", async (url) => {
+      const fleet = makeFleet(4, { gated: ["h2"] });
+      t.after(fleet.cleanup);
+      await createWave(url, "w", fleet, ["--batch", "1"]);
+      const agent = startCli(runArgs(url, "w", fleet, ["--grace", "2s"]));
+      await waitForLine(fleet, "start h2");
+      process.kill(agent.pid, "SIGTERM");
+      await waitFor(
+        "the drain to be recorded",
+        async () => (await waveStatus(url, "w")).agent?.state === "DRAINING",
+      );
+      assert.equal(hostStates(await waveStatus(url, "w")).h2, "running", "h2 goes on draining");
+      process.kill(agent.pid, "SIGTERM");
+      const r = await agent.done;
+      assert.equal(r.code, 143, explain(r));
+      assert.match(
+        r.stdout,
+        /wave w stopped: SIGTERM received twice; 1 succeeded, 0 failed; 1 unfinished, 2 pending/,
+      );
+
+      const s = await waveStatus(url, "w");
+      assert.deepEqual(hostStates(s), {
+        h1: "succeeded",
+        h2: "unfinished",
+        h3: "pending",
+        h4: "pending",
+      });
+      assert.match(
+        s.hosts.find((h) => h.host === "h2")!.reason!,
+        /while the patch command ran: whether it applied is unknown \(journal: DISPATCHED\)/,
+      );
+      assert.equal(s.wave.state, "stopped");
+      assert.equal(s.holder, null, "the wave's lease is released after the states are written");
+      assert.equal(await showLease(url, "host:h2"), null, "and the host's");
+      assert.equal(s.agent?.state, "NEEDS_REVIEW", "a patch of unknown outcome is for review");
+      assert.equal(fleet.count("patched").get("h2"), undefined, "the patch was cut off");
+
+      // The next run asks --check (not patched) and patches h2 again; the rest once each.
+      fleet.open("h2");
+      const next = await cli(runArgs(url, "w", fleet, ["--check", fleet.check]));
+      assert.equal(next.code, 0, explain(next));
+      assert.deepEqual([...fleet.count("patched").entries()].sort(), [
+        ["h1", 1],
+        ["h2", 1],
+        ["h3", 1],
+        ["h4", 1],
+      ]);
+      assert.equal(fleet.count("start").get("h2"), 2);
+      assert.equal((await waveStatus(url, "w")).counts.succeeded, 4);
     }));
 
   test("bad input: one sentence, exit 2, nothing written", (t) =>

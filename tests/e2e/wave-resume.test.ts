@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { cli, startCli, waitFor } from "../support/cli.js";
+import { cli, isAlive, startCli, waitFor } from "../support/cli.js";
 import { eachBackend, events, showLease, withLocation } from "../support/e2e.js";
 import {
   createWave,
@@ -77,6 +77,62 @@ await eachBackend("wave resume after the agent is SIGKILLed mid-batch", (b) => {
       const taken = wave.find((e) => e.kind === "lease.taken_over")!;
       assert.equal(taken.token, 2);
       assert.ok(wave.some((e) => e.kind === "wave.state" && /took over from run/.test(e.message)));
+    }));
+
+  test("a zombie agent (SIGSTOPped past its TTL) writes nothing once it wakes: exit 76, no new host; the next agent settles its host", (t) =>
+    withLocation(b, "wave-zombie", async (url) => {
+      const fleet = makeFleet(6, { gated: ["h2"] });
+      t.after(fleet.cleanup);
+      await createWave(url, "w", fleet, ["--batch", "1"]);
+      const zombie = startCli(runArgs(url, "w", fleet, ["--check", fleet.check]));
+      t.after(() => {
+        if (isAlive(zombie.pid)) process.kill(zombie.pid, "SIGKILL");
+      });
+      await waitForLine(fleet, "start h2");
+      const before = await waveStatus(url, "w");
+      assert.equal(hostStates(before).h1, "succeeded");
+      assert.equal(hostStates(before).h2, "running");
+
+      process.kill(zombie.pid, "SIGSTOP");
+      await waitFor(
+        "the wave's lease to expire on the store clock",
+        async () => (await showLease(url, "wave:w"))?.expired === true,
+      );
+      // Its patch (in its own process group) finishes while the agent is frozen.
+      fleet.open("h2");
+      await waitForLine(fleet, "patched h2");
+      process.kill(zombie.pid, "SIGCONT");
+      const z = await zombie.done;
+      assert.equal(z.code, 76, explain(z));
+      assert.match(z.stdout, /lost the wave's lease/);
+
+      const after = await waveStatus(url, "w");
+      assert.deepEqual(hostStates(after), hostStates(before), "the zombie changed no host");
+      assert.equal(after.wave.state, "running", "nor the wave: a dead agent's wave stays running");
+      assert.equal(after.holder?.token, 1);
+      assert.equal(after.holder?.state, "expired");
+      assert.deepEqual(
+        fleet.lines(),
+        ["start h1", "patched h1", "start h2", "patched h2"],
+        "no host started after the lease was lost",
+      );
+      assert.ok((await events(url, "wave:w")).some((e) => e.kind === "lease.lost"));
+
+      const next = await cli([
+        ...runArgs(url, "w", fleet, ["--check", fleet.check]),
+        "--wait",
+        "20s",
+      ]);
+      assert.equal(next.code, 0, explain(next));
+      assert.equal((await showLease(url, "wave:w")) === null, true, "released at the end");
+      assertOnce(fleet.count("start"), 6, "started");
+      assertOnce(fleet.count("patched"), 6, "patched");
+      const done = await waveStatus(url, "w");
+      assert.equal(done.counts.succeeded, 6);
+      assert.equal(
+        done.hosts.find((h) => h.host === "h2")!.reason,
+        "the --check command says it is patched",
+      );
     }));
 
   test("without --check (and not --idempotent) the host in flight goes to needs_review and the wave stops", (t) =>

@@ -30,7 +30,10 @@ export function registerWaveStatus(wave: Command): void {
       )
       .argument("[name]")
       .option("--json", "JSON output (every host)")
-      .option("--all", "list every host, not only those past pending")
+      .option(
+        "--all",
+        "list every host (default: those past pending; on a big wave, those not succeeded)",
+      )
       .option("--once", "print the status once, even on a terminal")
       .option("--follow", "print a line per host change until the wave stops (no terminal needed)"),
   ).action(async (name: string | undefined, flags: StatusFlags) => {
@@ -130,6 +133,9 @@ async function follow(leases: Leases, name: string, first: WaveStatus): Promise<
   }
 }
 
+/** Past this many hosts beyond pending, the table leaves the succeeded ones out (--all: all). */
+const TABLE_LIMIT = 50;
+
 export function statusText(s: WaveStatus, all: boolean): string {
   const w = s.wave;
   const holder = s.holder
@@ -162,7 +168,14 @@ export function statusText(s: WaveStatus, all: boolean): string {
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
   let out = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join("\n") + "\n";
-  const shown = all ? s.hosts : s.hosts.filter((h) => h.state !== HostState.PENDING);
+  let shown = all ? s.hosts : s.hosts.filter((h) => h.state !== HostState.PENDING);
+  let quiet = 0;
+  if (!all && shown.length > TABLE_LIMIT) {
+    // A big wave: the hosts that need a look, not thousands of succeeded ones.
+    const rest = shown.filter((h) => h.state !== HostState.SUCCEEDED);
+    quiet = shown.length - rest.length;
+    shown = rest;
+  }
   if (shown.length > 0)
     out +=
       "\n" +
@@ -177,6 +190,7 @@ export function statusText(s: WaveStatus, all: boolean): string {
           h.reason ?? "",
         ]),
       );
+  if (quiet > 0) out += `\n${quiet} succeeded host(s) not listed (--all lists every host)\n`;
   if (s.review.length > 0)
     out +=
       "\nneeds review: find out whether the patch landed, then record it and run the wave again:\n" +
