@@ -60,6 +60,8 @@ await eachBackend("library: leases for agents", (b) => {
       // Somebody (an operator's manual edit, a takeover) moves the lease on under us.
       await b.rawSql(url, "UPDATE quiesce_leases SET token = token + 1 WHERE scope = 's'");
       await new Promise<void>((resolve, reject) => {
+        // The refusal may already have come while the UPDATE's connection was closing.
+        if (lease.signal.aborted) return resolve();
         const guard = setTimeout(() => reject(new Error("signal did not abort")), 3000);
         lease.signal.addEventListener("abort", () => (clearTimeout(guard), resolve()), {
           once: true,

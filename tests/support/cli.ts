@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { CLI } from "./paths.js";
 
 export interface CliResult {
@@ -62,11 +63,19 @@ export async function waitFor<T>(
   }
 }
 
+/** The process exists and is not a zombie (killed, not yet reaped by its new parent). */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    // /proc/PID/stat: "pid (comm) S ...": comm may hold spaces and parentheses; the state
+    // follows the last ")".
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false; // gone between the two looks
   }
 }

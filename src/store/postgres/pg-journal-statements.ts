@@ -100,10 +100,6 @@ SELECT l.scope, l.token, l.held, l.run_id, l.system, l.host, l.pid, l.pid_start,
   LEFT JOIN quiesce_leases l ON l.scope = coalesce(r.scope, $3::text)
   LEFT JOIN quiesce_effects e ON e.run_id = $1 AND e.key = $2`;
 
-export const INSERT_EVENT = `
-INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
-VALUES (clock_timestamp(), $1, $2, $3, $4, $5, $6, $7, $8::jsonb)`;
-
 /** $1 scope, $2 token: is the lease current? Locks it FOR SHARE until commit. */
 export const LEASE_FENCE = `
 SELECT l.scope FROM quiesce_leases l

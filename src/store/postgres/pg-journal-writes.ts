@@ -1,18 +1,10 @@
-import type pg from "pg";
-import type { EventInput } from "../../domain/event.js";
 import { fenceFailure } from "../../domain/fencing.js";
 import { crashPoint } from "../../fault/crash-points.js";
 import { fencedEvent } from "../journal-events.js";
 import { recordsResult, type JournalResult, type JournalWrite } from "../journal-store.js";
 import { leaseFromRow, type LeaseRow } from "../rows.js";
 import * as sql from "./pg-journal-statements.js";
-
-/** One statement on the transaction's connection; a name makes it a prepared statement. */
-export type Query = <R extends pg.QueryResultRow>(
-  text: string,
-  params?: unknown[],
-  name?: string,
-) => Promise<R[]>;
+import { insertEvent, type Query } from "./pg-tx.js";
 
 type EffectWrite = Extract<JournalWrite, { kind: "effect" }>;
 export type DiagnoseRow = LeaseRow & {
@@ -174,17 +166,4 @@ async function diagnose(q: Query, w: JournalWrite): Promise<JournalResult> {
   if (w.kind === "effect" && w.from !== null && d!.effect_state === null)
     return { ok: false, reason: "missing", current, now };
   return { ok: false, reason: "conflict", current, now };
-}
-
-export async function insertEvent(q: Query, e: EventInput): Promise<void> {
-  await q(sql.INSERT_EVENT, [
-    e.kind,
-    e.scope,
-    e.token,
-    e.runId,
-    e.host,
-    e.pid,
-    e.message,
-    JSON.stringify(e.detail ?? {}),
-  ]);
 }

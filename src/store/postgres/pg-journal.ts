@@ -23,9 +23,9 @@ import {
   type RuntimePut,
 } from "../journal-store.js";
 import { leaseFromRow } from "../rows.js";
-import { pgError } from "./pg-connection.js";
 import * as sql from "./pg-journal-statements.js";
-import { applyWrites, insertEvent, type DiagnoseRow, type Query } from "./pg-journal-writes.js";
+import { applyWrites, type DiagnoseRow } from "./pg-journal-writes.js";
+import { inTransaction, insertEvent, readRows, type Query } from "./pg-tx.js";
 
 /**
  * The journal on PostgreSQL. A batch of writes is one transaction on one pooled connection
@@ -38,43 +38,16 @@ export class PgJournal implements JournalStore {
   ) {}
 
   /** Runs `fn` in one transaction on one connection; rolls back on any error. */
-  private async tx<T>(doing: string, fn: (q: Query) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (e) {
-      throw pgError(e, this.location, doing);
-    }
-    const q: Query = async <R extends pg.QueryResultRow>(
-      text: string,
-      params: unknown[] = [],
-      name?: string,
-    ) =>
-      (await client.query<R>(name ? { name, text, values: params } : { text, values: params }))
-        .rows;
-    try {
-      await client.query("BEGIN");
-      const out = await fn(q);
-      await client.query("COMMIT");
-      return out;
-    } catch (e) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw pgError(e, this.location, doing);
-    } finally {
-      client.release();
-    }
+  private tx<T>(doing: string, fn: (q: Query) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, this.location, doing, fn);
   }
 
-  private async read<R extends pg.QueryResultRow>(
+  private read<R extends pg.QueryResultRow>(
     doing: string,
     text: string,
     params: unknown[],
   ): Promise<R[]> {
-    try {
-      return (await this.pool.query<R>(text, params)).rows;
-    } catch (e) {
-      throw pgError(e, this.location, doing);
-    }
+    return readRows<R>(this.pool, this.location, doing, text, params);
   }
 
   async apply(writes: readonly JournalWrite[]): Promise<JournalResult[]> {

@@ -31,6 +31,7 @@ import { LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
 import * as sql from "./pg-statements.js";
 import { PgJournal } from "./pg-journal.js";
 import { PgWaves } from "./pg-waves.js";
+import { eventValues, readRows } from "./pg-tx.js";
 
 type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean | null };
 
@@ -67,16 +68,12 @@ export class PgStore implements Store {
     }
   }
 
-  private async q<R extends pg.QueryResultRow>(
+  private q<R extends pg.QueryResultRow>(
     doing: string,
     text: string,
     params: unknown[] = [],
   ): Promise<R[]> {
-    try {
-      return (await this.pool.query<R>(text, params)).rows;
-    } catch (e) {
-      throw pgError(e, this.location, doing);
-    }
+    return readRows<R>(this.pool, this.location, doing, text, params);
   }
 
   async now(): Promise<number> {
@@ -317,16 +314,7 @@ export class PgStore implements Store {
   }
 
   async recordEvent(e: EventInput): Promise<void> {
-    await this.q("record an event", sql.INSERT_EVENT, [
-      e.kind,
-      e.scope,
-      e.token,
-      e.runId,
-      e.host,
-      e.pid,
-      e.message,
-      JSON.stringify(e.detail ?? {}),
-    ]);
+    await this.q("record an event", sql.INSERT_EVENT, eventValues(e));
   }
 
   async listEvents(filter: EventFilter): Promise<EventRecord[]> {

@@ -77,7 +77,3 @@ SELECT l.scope, l.token, l.held, l.run_id, l.system, l.host, l.pid, l.pid_start,
             ELSE EXISTS (SELECT 1 FROM quiesce_wave_hosts WHERE wave = $2 AND host = $3)
        END AS found
   FROM (SELECT 1) AS one LEFT JOIN quiesce_leases l ON l.scope = $1`;
-
-export const INSERT_EVENT = `
-INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
-VALUES (clock_timestamp(), $1, $2, $3, $4, $5, $6, $7, $8::jsonb)`;

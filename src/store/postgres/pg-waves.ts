@@ -1,5 +1,4 @@
 import type pg from "pg";
-import type { EventInput } from "../../domain/event.js";
 import { fenceFailure } from "../../domain/fencing.js";
 import type { HostState } from "../../domain/wave-state.js";
 import { waveScope } from "../../domain/wave-input.js";
@@ -21,10 +20,8 @@ import type {
   WaveWrite,
   WaveWriteResult,
 } from "../wave-store.js";
-import { pgError } from "./pg-connection.js";
+import { inTransaction, insertEvent, readRows, type Query } from "./pg-tx.js";
 import * as sql from "./pg-wave-statements.js";
-
-type Query = <R extends pg.QueryResultRow>(text: string, params?: unknown[]) => Promise<R[]>;
 
 /** Waves on PostgreSQL: a batch of writes is one transaction on one pooled connection. */
 export class PgWaves implements WaveStore {
@@ -33,38 +30,16 @@ export class PgWaves implements WaveStore {
     private readonly location: string,
   ) {}
 
-  private async tx<T>(doing: string, fn: (q: Query) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (e) {
-      throw pgError(e, this.location, doing);
-    }
-    const q: Query = async <R extends pg.QueryResultRow>(text: string, params: unknown[] = []) =>
-      (await client.query<R>(text, params)).rows;
-    try {
-      await client.query("BEGIN");
-      const out = await fn(q);
-      await client.query("COMMIT");
-      return out;
-    } catch (e) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw pgError(e, this.location, doing);
-    } finally {
-      client.release();
-    }
+  private tx<T>(doing: string, fn: (q: Query) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, this.location, doing, fn);
   }
 
-  private async read<R extends pg.QueryResultRow>(
+  private read<R extends pg.QueryResultRow>(
     doing: string,
     text: string,
     params: unknown[] = [],
   ): Promise<R[]> {
-    try {
-      return (await this.pool.query<R>(text, params)).rows;
-    } catch (e) {
-      throw pgError(e, this.location, doing);
-    }
+    return readRows<R>(this.pool, this.location, doing, text, params);
   }
 
   async create(def: WaveDefinition, hosts: readonly WaveHostInput[]): Promise<CreateWaveOutcome> {
@@ -186,17 +161,4 @@ async function applyOne(q: Query, w: WaveWrite): Promise<WaveWriteResult> {
     return { ok: false, reason: fence, current, now };
   }
   return { ok: false, reason: d!.found ? "conflict" : "missing", current, now };
-}
-
-async function insertEvent(q: Query, e: EventInput): Promise<void> {
-  await q(sql.INSERT_EVENT, [
-    e.kind,
-    e.scope,
-    e.token,
-    e.runId,
-    e.host,
-    e.pid,
-    e.message,
-    JSON.stringify(e.detail ?? {}),
-  ]);
 }

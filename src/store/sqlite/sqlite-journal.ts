@@ -28,7 +28,7 @@ import {
 } from "../journal-rows.js";
 import { fencedEvent, maintenanceEvent } from "../journal-events.js";
 import { leaseFromRow, type LeaseRow } from "../rows.js";
-import { sqliteError } from "./open-sqlite.js";
+import { eventParams, SqliteTx } from "./sqlite-tx.js";
 import { prepareJournalStatements, type JournalStatements } from "./journal-statements.js";
 
 /**
@@ -38,31 +38,19 @@ import { prepareJournalStatements, type JournalStatements } from "./journal-stat
  */
 export class SqliteJournal implements JournalStore {
   private readonly q: JournalStatements;
-  /** One compiled transaction wrapper, reused: it runs `fn` with the clock read inside. */
-  private readonly txn: Database.Transaction<(fn: (now: number) => unknown) => unknown>;
+  private readonly tx: SqliteTx;
 
-  constructor(
-    private readonly db: Database.Database,
-    private readonly location: string,
-  ) {
+  constructor(db: Database.Database, location: string) {
     this.q = prepareJournalStatements(db);
-    this.txn = db.transaction((fn: (now: number) => unknown) => fn(Date.now()));
+    this.tx = new SqliteTx(db, location);
   }
 
   private read<T>(doing: string, fn: (now: number) => T): Promise<T> {
-    try {
-      return Promise.resolve(this.db.transaction(() => fn(Date.now())).deferred());
-    } catch (e) {
-      return Promise.reject(sqliteError(e, this.location, doing));
-    }
+    return this.tx.read(doing, fn);
   }
 
   private write<T>(doing: string, fn: (now: number) => T): Promise<T> {
-    try {
-      return Promise.resolve(this.txn.immediate(fn) as T);
-    } catch (e) {
-      return Promise.reject(sqliteError(e, this.location, doing));
-    }
+    return this.tx.write(doing, fn);
   }
 
   apply(writes: readonly JournalWrite[]): Promise<JournalResult[]> {
@@ -277,17 +265,7 @@ export class SqliteJournal implements JournalStore {
   }
 
   private insertEvent(now: number, e: EventInput): void {
-    this.q.insertEvent.run({
-      at: now,
-      kind: e.kind,
-      scope: e.scope,
-      token: e.token,
-      run_id: e.runId,
-      host: e.host,
-      pid: e.pid,
-      message: e.message,
-      detail: JSON.stringify(e.detail ?? {}),
-    });
+    this.q.insertEvent.run(eventParams(now, e));
   }
 }
 

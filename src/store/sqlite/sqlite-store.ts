@@ -31,11 +31,11 @@ import {
   LATEST_SQLITE_SCHEMA,
   openSqlite,
   schemaVersion,
-  sqliteError,
   type SqliteOptions,
 } from "./open-sqlite.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { SqliteJournal } from "./sqlite-journal.js";
+import { eventParams, SqliteTx } from "./sqlite-tx.js";
 import { SqliteWaves } from "./sqlite-waves.js";
 
 /**
@@ -51,26 +51,24 @@ export class SqliteStore implements Store {
   readonly waves: SqliteWaves;
   private readonly db: Database.Database;
   private readonly q: Statements;
+  private readonly tx: SqliteTx;
   private closed = false;
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.location = path;
     this.db = openSqlite(path, options);
     this.q = prepareStatements(this.db);
+    this.tx = new SqliteTx(this.db, path);
     this.journal = new SqliteJournal(this.db, path);
     this.waves = new SqliteWaves(this.db, path);
   }
 
   private run<T>(doing: string, fn: () => T): Promise<T> {
-    try {
-      return Promise.resolve(fn());
-    } catch (e) {
-      return Promise.reject(sqliteError(e, this.location, doing));
-    }
+    return this.tx.settle(doing, fn);
   }
 
   private write<T>(doing: string, fn: (now: number) => T): Promise<T> {
-    return this.run(doing, () => this.db.transaction(() => fn(Date.now())).immediate());
+    return this.tx.write(doing, fn);
   }
 
   now(): Promise<number> {
@@ -363,17 +361,7 @@ export class SqliteStore implements Store {
   }
 
   private insertEvent(now: number, e: EventInput): void {
-    this.q.insertEvent.run({
-      at: now,
-      kind: e.kind,
-      scope: e.scope,
-      token: e.token,
-      run_id: e.runId,
-      host: e.host,
-      pid: e.pid,
-      message: e.message,
-      detail: JSON.stringify(e.detail ?? {}),
-    });
+    this.q.insertEvent.run(eventParams(now, e));
   }
 
   listEvents(filter: EventFilter): Promise<EventRecord[]> {

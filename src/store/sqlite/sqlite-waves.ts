@@ -15,7 +15,7 @@ import type {
   WaveWrite,
   WaveWriteResult,
 } from "../wave-store.js";
-import { sqliteError } from "./open-sqlite.js";
+import { eventParams, SqliteTx } from "./sqlite-tx.js";
 import { prepareWaveStatements, type WaveStatements } from "./wave-statements.js";
 
 /** A host row as listHosts reads it (raw): the columns in its SELECT's order. */
@@ -41,30 +41,19 @@ type HostValues = [
  */
 export class SqliteWaves implements WaveStore {
   private readonly q: WaveStatements;
-  private readonly txn: Database.Transaction<(fn: (now: number) => unknown) => unknown>;
+  private readonly tx: SqliteTx;
 
-  constructor(
-    private readonly db: Database.Database,
-    private readonly location: string,
-  ) {
+  constructor(db: Database.Database, location: string) {
     this.q = prepareWaveStatements(db);
-    this.txn = db.transaction((fn: (now: number) => unknown) => fn(Date.now()));
+    this.tx = new SqliteTx(db, location);
   }
 
   private read<T>(doing: string, fn: (now: number) => T): Promise<T> {
-    try {
-      return Promise.resolve(this.txn.deferred(fn) as T);
-    } catch (e) {
-      return Promise.reject(sqliteError(e, this.location, doing));
-    }
+    return this.tx.read(doing, fn);
   }
 
   private write<T>(doing: string, fn: (now: number) => T): Promise<T> {
-    try {
-      return Promise.resolve(this.txn.immediate(fn) as T);
-    } catch (e) {
-      return Promise.reject(sqliteError(e, this.location, doing));
-    }
+    return this.tx.write(doing, fn);
   }
 
   create(def: WaveDefinition, hosts: readonly WaveHostInput[]): Promise<CreateWaveOutcome> {
@@ -166,17 +155,7 @@ export class SqliteWaves implements WaveStore {
   }
 
   private insertEvent(now: number, e: EventInput): void {
-    this.q.insertEvent.run({
-      at: now,
-      kind: e.kind,
-      scope: e.scope,
-      token: e.token,
-      run_id: e.runId,
-      host: e.host,
-      pid: e.pid,
-      message: e.message,
-      detail: JSON.stringify(e.detail ?? {}),
-    });
+    this.q.insertEvent.run(eventParams(now, e));
   }
 }
 

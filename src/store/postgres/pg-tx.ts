@@ -1,0 +1,81 @@
+import type pg from "pg";
+import type { EventInput } from "../../domain/event.js";
+import { pgError } from "./pg-connection.js";
+import { INSERT_EVENT } from "./pg-statements.js";
+
+/** A statement on the transaction's connection; `name` makes it a named prepared statement. */
+export type Query = <R extends pg.QueryResultRow>(
+  text: string,
+  params?: unknown[],
+  name?: string,
+) => Promise<R[]>;
+
+/**
+ * Runs `fn` in one transaction on one pooled connection (one WAL flush for all it writes) and
+ * rolls back on any error; a driver error becomes one sentence naming the server and what was
+ * being done. Every store area (journal, waves) writes through this.
+ */
+export async function inTransaction<T>(
+  pool: pg.Pool,
+  location: string,
+  doing: string,
+  fn: (q: Query) => Promise<T>,
+): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (e) {
+    throw pgError(e, location, doing);
+  }
+  const q: Query = async <R extends pg.QueryResultRow>(
+    text: string,
+    params: unknown[] = [],
+    name?: string,
+  ) =>
+    (await client.query<R>(name ? { name, text, values: params } : { text, values: params })).rows;
+  try {
+    await client.query("BEGIN");
+    const out = await fn(q);
+    await client.query("COMMIT");
+    return out;
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw pgError(e, location, doing);
+  } finally {
+    client.release();
+  }
+}
+
+/** One statement on any pooled connection (its own transaction). */
+export async function readRows<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  location: string,
+  doing: string,
+  text: string,
+  params: unknown[] = [],
+): Promise<R[]> {
+  try {
+    return (await pool.query<R>(text, params)).rows;
+  } catch (e) {
+    throw pgError(e, location, doing);
+  }
+}
+
+/** An event, in the transaction of the change it records. */
+export async function insertEvent(q: Query, e: EventInput): Promise<void> {
+  await q(INSERT_EVENT, eventValues(e));
+}
+
+/** The parameters of INSERT_EVENT. */
+export function eventValues(e: EventInput): unknown[] {
+  return [
+    e.kind,
+    e.scope,
+    e.token,
+    e.runId,
+    e.host,
+    e.pid,
+    e.message,
+    JSON.stringify(e.detail ?? {}),
+  ];
+}
