@@ -175,7 +175,7 @@ try {
         "ms/host",
         "cpu ms/host",
         "commits/host",
-        "ms/host in fsyncs",
+        "ms/host ÷ probe fsync",
         "peak RSS MB",
       ],
       [
