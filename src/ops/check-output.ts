@@ -8,7 +8,7 @@ export function checkText(r: CheckReport): string {
     r.findings.length === 0
       ? `${r.leases.held} lease(s) held, none stale`
       : `${r.findings.length} finding(s): ${first!.message}`;
-  const perf = `leases=${r.leases.held} expired=${r.leases.expired} no_expiry=${r.leases.noExpiry} held_too_long=${r.leases.heldTooLong} refused_takeovers=${r.refusedTakeovers}`;
+  const perf = `leases=${r.leases.held} expired=${r.leases.expired} no_expiry=${r.leases.noExpiry} held_too_long=${r.leases.heldTooLong} refused_takeovers=${r.refusedTakeovers} waves_halted=${r.waves.halted} wave_hosts_needing_review=${r.waves.hostsNeedingReview}`;
   const lines = [`QUIESCE ${name} - ${summary} | ${perf}`];
   for (const f of r.findings) lines.push(`${f.severity.toUpperCase()}: ${f.message}`);
   return lines.join("\n") + "\n";
@@ -27,6 +27,12 @@ export async function checkPrometheus(r: CheckReport): Promise<string> {
   g("quiesce_leases_held_too_long", "Leases held longer than --max-hold").set(r.leases.heldTooLong);
   g("quiesce_takeovers_refused", "Takeovers refused since the previous check").set(
     r.refusedTakeovers,
+  );
+  g("quiesce_waves_halted", "Waves halted until someone looks (budget, health gate, review)").set(
+    r.waves.halted,
+  );
+  g("quiesce_wave_hosts_needs_review", "Wave hosts whose patch may or may not have landed").set(
+    r.waves.hostsNeedingReview,
   );
   const held = g("quiesce_lease_held_seconds", "How long each lease has been held", [
     "scope",

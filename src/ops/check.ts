@@ -1,6 +1,8 @@
 import { formatDuration } from "../domain/duration.js";
 import { EventKind } from "../domain/event.js";
 import { describeOwner, leaseStatus, type LeaseRecord } from "../domain/lease.js";
+import { waveScope } from "../domain/wave-input.js";
+import { HostState, WaveState } from "../domain/wave-state.js";
 import type { Store } from "../store/store.js";
 
 /** Monitoring-plugin exit codes. */
@@ -10,7 +12,13 @@ export const STATUS_NAMES = ["OK", "WARNING", "CRITICAL", "UNKNOWN"] as const;
 
 export interface CheckFinding {
   severity: "warning" | "critical";
-  code: "expired" | "held_too_long" | "no_expiry" | "takeover_refused";
+  code:
+    | "expired"
+    | "held_too_long"
+    | "no_expiry"
+    | "takeover_refused"
+    | "wave_needs_review"
+    | "wave_halted";
   scope: string;
   message: string;
 }
@@ -22,6 +30,8 @@ export interface CheckReport {
   since: number | null;
   leases: { held: number; expired: number; noExpiry: number; heldTooLong: number };
   refusedTakeovers: number;
+  /** Waves a human must look at: halted ones, and hosts whose patch may or may not have landed. */
+  waves: { halted: number; hostsNeedingReview: number };
   findings: CheckFinding[];
   /** Per lease, for the prometheus output. */
   detail: { scope: string; system: string; heldMs: number; expiredMs: number }[];
@@ -32,7 +42,8 @@ const MARKER = "check.last";
 /**
  * The daily check that finds stale leases before they block a wave: every lease past its expiry
  * (CRITICAL: it blocks its scope until a takeover), leases held longer than `maxHoldMs`, leases
- * without an expiry, and takeovers refused since the previous check (WARNING).
+ * without an expiry, takeovers refused since the previous check, and waves waiting for a person
+ * (WARNING).
  */
 export async function runCheck(
   store: Store,
@@ -53,6 +64,7 @@ export async function runCheck(
   for (const e of refused) lastRefusal.set(e.scope ?? "-", e.message);
   for (const [scope, message] of lastRefusal)
     findings.push({ severity: "warning", code: "takeover_refused", scope, message });
+  const waves = await judgeWaves(store, findings);
   if (o.record) await store.writeMarker(MARKER, String(now));
   const status = findings.some((f) => f.severity === "critical")
     ? CheckStatus.CRITICAL
@@ -65,6 +77,7 @@ export async function runCheck(
     since,
     leases: counts,
     refusedTakeovers: refused.length,
+    waves,
     findings,
     detail: leases.map((l) => ({
       scope: l.scope,
@@ -73,6 +86,36 @@ export async function runCheck(
       expiredMs: Math.max(0, now - l.expiresAt),
     })),
   };
+}
+
+/**
+ * Halted waves and hosts in review are WARNINGs: nothing is stale, but the wave waits for a
+ * person (a crashed agent shows up as its expired `wave:NAME` lease above).
+ */
+async function judgeWaves(store: Store, findings: CheckFinding[]): Promise<CheckReport["waves"]> {
+  const { waves } = await store.waves.listWaves();
+  const out = { halted: 0, hostsNeedingReview: 0 };
+  for (const { wave, counts } of waves) {
+    const scope = waveScope(wave.name);
+    const review = counts[HostState.NEEDS_REVIEW] ?? 0;
+    out.hostsNeedingReview += review;
+    if (wave.state === WaveState.HALTED) out.halted++;
+    if (review > 0)
+      findings.push({
+        severity: "warning",
+        code: "wave_needs_review",
+        scope,
+        message: `wave ${wave.name}: ${review} host(s) need review (whether their patch landed is unknown); see quiesce wave status ${wave.name}`,
+      });
+    else if (wave.state === WaveState.HALTED)
+      findings.push({
+        severity: "warning",
+        code: "wave_halted",
+        scope,
+        message: `wave ${wave.name} halted: ${wave.reason ?? "no reason recorded"}; see quiesce wave status ${wave.name}`,
+      });
+  }
+  return out;
 }
 
 function judge(

@@ -41,6 +41,12 @@ await eachBackend("waves stop where they must", (b) => {
         /the patch command exited 3 \(last output: E: could not patch h2\)/,
       );
       assert.equal(s.counts.pending, 6);
+      const check = await cli(["check", "--store", url]);
+      assert.equal(check.code, 1, check.stdout);
+      assert.match(
+        check.stdout,
+        /^QUIESCE WARNING - 1 finding\(s\): wave w halted: failure budget spent: .* waves_halted=1 wave_hosts_needing_review=0\n/,
+      );
       // Running it again changes nothing: the budget is the wave's, not the run's.
       const again = await cli(runArgs(url, "w", fleet));
       assert.equal(again.code, 1, explain(again));

@@ -170,6 +170,17 @@ await eachBackend("wave resume after the agent is SIGKILLed mid-batch", (b) => {
         ],
       );
       assert.equal(s.agent?.state, "NEEDS_REVIEW");
+      const check = await cli(["check", "--format", "json", "--store", url]);
+      assert.equal(check.code, 1, `the daily check warns: ${check.stdout}`);
+      const report = JSON.parse(check.stdout) as {
+        waves: { halted: number; hostsNeedingReview: number };
+        findings: { code: string; scope: string; message: string }[];
+      };
+      assert.deepEqual(report.waves, { halted: 1, hostsNeedingReview: 1 });
+      assert.deepEqual(
+        report.findings.map((f) => [f.code, f.scope]),
+        [["wave_needs_review", "wave:w"]],
+      );
 
       // A human looks, records what happened, and the wave goes on without patching h7 again.
       const resolved = await cli([
@@ -190,5 +201,7 @@ await eachBackend("wave resume after the agent is SIGKILLed mid-batch", (b) => {
       assert.equal(again.code, 0, explain(again));
       assert.equal(fleet.count("start").get("h7"), 1);
       assert.equal((await waveStatus(url, "w")).counts.succeeded, 20);
+      const ok = await cli(["check", "--store", url]);
+      assert.equal(ok.code, 0, `nothing left for a person: ${ok.stdout}`);
     }));
 });
