@@ -123,6 +123,9 @@ async function dispatch(
   provider: Provider,
   cause: EffectCause,
 ): Promise<void> {
+  // A run told to stop (a forced drain, a lost lease) sends nothing new: the effect stays
+  // PLANNED, which a later run replays, rather than DISPATCHED with nothing sent.
+  if (run.signal.aborted) throw run.signal.reason as Error;
   const d = await run.mutateEffect(key, (cur, seq, token) =>
     cur && (cur.state === EffectState.PLANNED || cur.state === EffectState.DISPATCHED)
       ? {

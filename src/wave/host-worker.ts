@@ -92,7 +92,13 @@ export async function workOnHost(ctx: WorkerContext, name: string): Promise<Host
   ctx.provider.attach(key, hctx);
   let run: Run | null = null;
   let phase: HostPhase = "patch";
-  const stop = (why: string) => run?.abort(new QuiesceError(ErrorCode.RUN_SUSPENDED, why));
+  // A stop may come before the run exists (while `running` is written): it is kept and applied
+  // to the run as soon as there is one, so the patch is never sent after it.
+  let stopped: QuiesceError | null = null;
+  const stop = (why: string) => {
+    stopped ??= new QuiesceError(ErrorCode.RUN_SUSPENDED, why);
+    run?.abort(stopped);
+  };
   const onHostLeaseLost = () => stop(lease.lostReason ?? "the host's lease was lost");
   lease.signal.addEventListener("abort", onHostLeaseLost, { once: true });
   ctx.inFlight.set(name, { stop });
@@ -104,6 +110,7 @@ export async function workOnHost(ctx: WorkerContext, name: string): Promise<Host
     run = open
       ? await ctx.journal.resume(runId)
       : await ctx.journal.createRun({ runId, checkpoint: { wave: w.wave.name, host: name } });
+    if (stopped !== null) run.abort(stopped);
     const result = run.records.has(key)
       ? await run.outcome(key)
       : await run.effect({

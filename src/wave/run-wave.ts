@@ -72,6 +72,7 @@ export async function runWave(
       say,
       pollMs: opts.pollMs,
       signals: opts.signals,
+      graceMs: opts.graceMs,
     });
     // Read again under the lease: another agent may have finished it meanwhile.
     const { wave } = await store.waves.getWave(o.wave);

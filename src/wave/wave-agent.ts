@@ -331,6 +331,7 @@ export class WaveAgent {
 
   private async finish(): Promise<WaveRunResult> {
     const w = this.writer;
+    this.fatal ??= this.control.fatal;
     const counts = this.counts();
     const token = this.lease.token;
     if (this.lease.lost)

@@ -16,8 +16,11 @@ export interface ControlOptions {
   say: (line: string) => void;
   /** How often to look for `wave stop` (a maintenance request). */
   pollMs: number;
-  /** Stop gracefully on SIGTERM/SIGINT/SIGHUP; a second signal stops the hosts in flight. */
+  /** Stop gracefully on SIGTERM/SIGINT/SIGHUP; a second signal stops the hosts in flight. An
+   * uncaught error (a bug of ours) stops them too, and the agent records and releases first. */
   signals: boolean;
+  /** How long a stopped command gets between SIGTERM and SIGKILL (bounds the last resort). */
+  graceMs: number;
 }
 
 /**
@@ -35,6 +38,8 @@ export class WaveControl {
   forceReason: string | null = null;
   /** The first signal received, for the exit code. */
   signal: NodeJS.Signals | null = null;
+  /** An uncaught error in this process: a forced stop, then the agent reports it (exit 1). */
+  fatal: Error | null = null;
   /** What the runtime record said about the previous agent. */
   found = "";
   private readonly forceHooks: ((why: string) => void)[] = [];
@@ -221,11 +226,26 @@ export class WaveControl {
         return;
       }
       this.force(`${sig} received twice`);
-      setTimeout(() => process.exit(128 + 15), 30_000).unref();
+      this.lastResort(128 + 15);
+    };
+    const onFatal = (e: unknown) => {
+      if (this.fatal !== null) return;
+      this.fatal = e instanceof Error ? e : new Error(String(e));
+      this.force(`internal error: ${this.fatal.message}`);
+      this.lastResort(1);
     };
     for (const s of SIGNALS) process.on(s, onSignal);
+    process.on("uncaughtException", onFatal);
+    process.on("unhandledRejection", onFatal);
     this.cleanups.push(() => {
       for (const s of SIGNALS) process.off(s, onSignal);
+      process.off("uncaughtException", onFatal);
+      process.off("unhandledRejection", onFatal);
     });
+  }
+
+  /** If recording and releasing hang after a forced stop, exit anyway: the leases expire. */
+  private lastResort(code: number): void {
+    setTimeout(() => process.exit(code), Math.max(30_000, this.o.graceMs + 10_000)).unref();
   }
 }

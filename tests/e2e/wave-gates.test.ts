@@ -168,6 +168,38 @@ await eachBackend("waves stop where they must", (b) => {
       assert.equal((await waveStatus(url, "w")).counts.succeeded, 4);
     }));
 
+  for (const [point, known] of [
+    ["wave.host-running", /before the patch was sent: nothing ran on the host/],
+    ["effect.after-dispatch", /while the patch command ran: whether it applied is unknown/],
+  ] as const)
+    test(`an internal error (a bug, injected at ${point}) is a controlled exit: the host in flight recorded unfinished, leases released, exit 1 in one line`, (t) =>
+      withLocation(b, `wave-bug-${point}`, async (url) => {
+        const fleet = makeFleet(3);
+        t.after(fleet.cleanup);
+        await createWave(url, "w", fleet, ["--batch", "1"]);
+        const r = await cli(runArgs(url, "w", fleet, ["--check", fleet.check]), {
+          QUIESCE_CRASH_AT: `${point}:throw`,
+        });
+        assert.equal(r.code, 1, explain(r));
+        assert.match(r.stderr, /quiesce: internal error: injected failure at/);
+        assert.ok(hasNoStack(r), r.stderr);
+        const s = await waveStatus(url, "w");
+        assert.deepEqual(hostStates(s), { h1: "unfinished", h2: "pending", h3: "pending" });
+        assert.match(s.hosts[0]!.reason!, known);
+        assert.equal(s.wave.state, "stopped");
+        assert.match(s.wave.reason!, /stopped by an error: injected failure/);
+        assert.equal(s.holder, null, "the wave's lease is released");
+        assert.equal(await showLease(url, "host:h1"), null, "and the host's");
+
+        const next = await cli(runArgs(url, "w", fleet, ["--check", fleet.check]));
+        assert.equal(next.code, 0, explain(next));
+        assert.deepEqual([...fleet.count("patched").entries()].sort(), [
+          ["h1", 1],
+          ["h2", 1],
+          ["h3", 1],
+        ]);
+      }));
+
   test("bad input: one sentence, exit 2, nothing written", (t) =>
     withLocation(b, "wave-bad-input", async (url) => {
       const fleet = makeFleet(3);

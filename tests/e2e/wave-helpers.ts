@@ -58,7 +58,8 @@ echo "patched $1" >> ${log}
     hostsFile,
     log,
     patch: `${script} {host}`,
-    check: `grep -qx "patched {host}" ${log}`,
+    // 0 patched, 1 not (also when nothing was ever logged: grep alone would exit 2, unknown).
+    check: `[ -f ${log} ] && grep -qx "patched {host}" ${log}`,
     open: (host) => writeFileSync(join(dir, `gate-${host}`), ""),
     lines,
     count(kind) {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, test } from "node:test";
-import { isQuiesceError } from "../../../src/domain/errors.js";
+import { ErrorCode, isQuiesceError, QuiesceError } from "../../../src/domain/errors.js";
 import { EventKind } from "../../../src/domain/event.js";
 import { effectProblem } from "../../../src/domain/journal-record.js";
 import { Journal } from "../../../src/journal/journal.js";
@@ -44,6 +44,20 @@ describe("Run: the effect protocol under a lease", () => {
     assert.equal(p.calls.length, 1);
     assert.equal(p.lookups.length, 1, "the pending outcome was read with the lookup");
     assert.deepEqual(run.result("invoice:1:send"), result);
+  });
+
+  test("a run told to stop sends nothing new: the effect stays PLANNED (replayable) and the stop's reason is thrown", async () => {
+    const p = new FakeProvider("pay", NEITHER);
+    const run = await journal(p).createRun({ runId: "run-stop" });
+    run.abort(new QuiesceError(ErrorCode.RUN_SUSPENDED, "the wave is stopping"));
+    await assert.rejects(
+      run.effect({ key: "invoice:2:send", provider: "pay", request: {} }),
+      (e) => isQuiesceError(e, "RUN_SUSPENDED") && /the wave is stopping/.test(e.message),
+    );
+    assert.equal(p.calls.length, 0, "no request left");
+    const e = (await env.store.journal.getRun("run-stop"))!.effects[0]!;
+    assert.equal(e.state, "PLANNED");
+    assert.equal(e.attempt, 0);
   });
 
   test("no request leaves before its DISPATCHED record is durable (I8): another connection sees it at send time", async () => {
