@@ -45,7 +45,7 @@ export function makeFleet(
     script,
     `#!/bin/sh
 echo "start $1" >> ${log}
-case "$1" in ${gated}) while [ ! -e ${dir}/gate-$1 ]; do sleep 0.05; done;; esac
+case "$1" in ${gated}) while [ -d ${dir} ] && [ ! -e ${dir}/gate-$1 ]; do sleep 0.05; done;; esac
 case "$1" in ${failing}) echo "E: could not patch $1"; exit 3;; esac
 echo "patched $1" >> ${log}
 `,
@@ -71,7 +71,8 @@ echo "patched $1" >> ${log}
       return m;
     },
     cleanup: () => {
-      // Let any patch still blocked at its gate end before its directory goes.
+      // Let any patch still blocked at its gate end before its directory goes (a gate loop
+      // also ends once the directory is gone, so a failed test leaves no spinning patch).
       for (const h of o.gated ?? []) writeFileSync(join(dir, `gate-${h}`), "");
       t.cleanup();
     },
