@@ -53,7 +53,10 @@ export function registerWave(program: Command): void {
       )
       .option("--batch <n|p%>", "hosts per batch: a number or a share of the hosts", "1")
       .option("--max-failures <n|p%>", "failed hosts the whole wave tolerates before it stops", "0")
-      .option("--window <spec>", "hosts start only inside this window, e.g. 'Sat 02:00-06:00'")
+      .option(
+        "--window <spec>",
+        "hosts start only inside this window: 'Sat 02:00-06:00' (the agent's local time), 'Mon-Fri 22:00-02:00 UTC', 'daily 03:00-04:00'",
+      )
       .option("--max-per-group <n>", "at most this many hosts of one group in maintenance at once")
       .option("--json", "print the wave as JSON"),
   ).action(async (name: string, flags: CreateFlags) => {
