@@ -23,15 +23,26 @@ export interface SqliteOptions {
  */
 export function openSqlite(path: string, options: SqliteOptions = {}): Database.Database {
   if (path !== ":memory:") createPrivateFile(path);
-  let db: Database.Database;
-  try {
-    db = new Database(path, {
-      fileMustExist: path !== ":memory:",
-      timeout: options.busyTimeoutMs ?? 10_000,
-    });
-  } catch (e) {
-    throw sqliteError(e, path, "open");
+  const timeout = options.busyTimeoutMs ?? 10_000;
+  const deadline = Date.now() + timeout;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return openOnce(path, timeout);
+    } catch (e) {
+      // Many processes opening a new file at once: SQLite answers "database is locked" in a
+      // few places without waiting on the busy timeout (seen once in CI: 20 racers on a fresh
+      // store). Opening is idempotent, so try again, with jitter, until the timeout is spent.
+      if (isBusy(e) && Date.now() < deadline) {
+        sleepSync(Math.min(100, 10 * attempt) * (0.5 + Math.random()));
+        continue;
+      }
+      throw e instanceof QuiesceError ? e : sqliteError(e, path, "open");
+    }
   }
+}
+
+function openOnce(path: string, timeoutMs: number): Database.Database {
+  const db = new Database(path, { fileMustExist: path !== ":memory:", timeout: timeoutMs });
   try {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
@@ -40,8 +51,18 @@ export function openSqlite(path: string, options: SqliteOptions = {}): Database.
     return db;
   } catch (e) {
     db.close();
-    throw e instanceof QuiesceError ? e : sqliteError(e, path, "open");
+    throw e;
   }
+}
+
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(code);
+}
+
+/** Blocks this thread (opening is synchronous anyway: better-sqlite3). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function createPrivateFile(path: string): void {
