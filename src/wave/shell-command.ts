@@ -102,8 +102,10 @@ export const runShell: CommandRunner = (o) =>
     let aborted = false;
     let refused: Error | null = null;
     let killTimer: NodeJS.Timeout | null = null;
+    let abortedAt = 0;
     const onAbort = () => {
       aborted = true;
+      abortedAt = Date.now();
       signalGroup(child.pid, "SIGTERM");
       killTimer = setTimeout(() => signalGroup(child.pid, "SIGKILL"), o.graceMs);
     };
@@ -132,13 +134,33 @@ export const runShell: CommandRunner = (o) =>
     });
     child.once("exit", (code, sig) => {
       o.signal.removeEventListener("abort", onAbort);
-      if (killTimer) clearTimeout(killTimer);
-      // Whatever the command left behind in its group goes with it.
-      if (aborted) signalGroup(child.pid, "SIGKILL");
-      if (refused !== null && !aborted) reject(refused);
-      else resolve({ exitCode: code, signal: sig, aborted });
+      const settle = () => {
+        if (killTimer) clearTimeout(killTimer);
+        // Whatever the command left behind in its group goes with it.
+        if (aborted) signalGroup(child.pid, "SIGKILL");
+        if (refused !== null && !aborted) reject(refused);
+        else resolve({ exitCode: code, signal: sig, aborted });
+      };
+      if (!aborted) return settle();
+      // Stopped by us: the shell at the top of the group may die of SIGTERM at once while the
+      // patch under it still runs its TERM trap (a rollback). The group keeps the rest of its
+      // grace (the kill timer SIGKILLs it when that ends); we answer once it is gone.
+      // Bounded: a zombie nobody reaps still answers kill(0), and must not hold the agent.
+      void groupGone(child.pid!, abortedAt + o.graceMs + 2000).then(settle);
     });
   });
+
+/** Resolves when no process is left in the group (polled), or at `until` (epoch ms). */
+async function groupGone(pgid: number, until: number): Promise<void> {
+  while (Date.now() < until) {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 function signalGroup(pid: number | undefined, sig: NodeJS.Signals): void {
   if (pid === undefined) return;

@@ -44,7 +44,7 @@ describe("wave on PostgreSQL when the store goes away", { skip }, () => {
       const r = await agent.done;
       assert.equal(r.code, 76, explain(r));
       const term = join(fleet.dir, "term-h2");
-      assert.ok(existsSync(term), "h2's patch was told to stop");
+      await waitFor(`h2's patch to be told to stop\n${explain(r)}`, () => existsSync(term), 5000);
       const stoppedAt = Number(readFileSync(term, "utf8"));
       const wave = await showLease(directUrl, "wave:w");
       const host = await showLease(directUrl, "host:h2");

@@ -93,6 +93,29 @@ describe("runShell: the pid is recorded before the command runs (the gate)", () 
     }
   });
 
+  test("an abort gives the whole group its grace: a TERM trap under a shell that dies at once still finishes", async () => {
+    const t = tempDir();
+    try {
+      const cleaned = join(t.dir, "cleaned");
+      const ready = join(t.dir, "ready");
+      const ac = new AbortController();
+      // `; true` keeps the top shell from exec'ing the inner one: it dies of SIGTERM at once,
+      // while the inner one spends 300 ms in its trap (a patch rolling back).
+      const p = run(
+        `sh -c 'trap "sleep 0.3; touch ${cleaned}; exit 0" TERM; touch ${ready}; while :; do sleep 0.02; done'; true`,
+        undefined,
+        ac.signal,
+      );
+      while (!existsSync(ready)) await new Promise((r) => setTimeout(r, 10));
+      ac.abort();
+      const e = await p;
+      assert.equal(e.aborted, true);
+      assert.ok(existsSync(cleaned), "the trap ran to its end before the run was answered");
+    } finally {
+      t.cleanup();
+    }
+  });
+
   test("an abort stops the command's process group", async () => {
     const ac = new AbortController();
     const p = run("sleep 30", undefined, ac.signal);
