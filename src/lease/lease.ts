@@ -18,6 +18,25 @@ export interface KeeperHooks {
   untrack(lease: Lease): void;
 }
 
+/** `lease.lost` events still being written (fire-and-forget from markLost). */
+const pendingLossEvents = new Set<Promise<void>>();
+
+/**
+ * Waits (at most `timeoutMs`) until every `lease.lost` event this process began to write is
+ * written or has failed: call it before closing the store or exiting, or a process that exits
+ * right after losing its lease (exit 76) may leave no record of the loss (PostgreSQL writes
+ * are asynchronous). `Leases.close()` does.
+ */
+export async function lossEventsWritten(timeoutMs = 2000): Promise<void> {
+  if (pendingLossEvents.size === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all([...pendingLossEvents]),
+    new Promise((r) => (timer = setTimeout(r, timeoutMs))),
+  ]);
+  clearTimeout(timer);
+}
+
 /**
  * A held lease. `signal` aborts the moment the lease is lost: a renewal refused, or no
  * successful renewal by the local deadline (I4). Code about to start a side effect asks
@@ -158,7 +177,7 @@ export class Lease implements AsyncDisposable {
       ),
     );
     const o = this.record.owner;
-    this.store
+    const written = this.store
       .recordEvent({
         kind: EventKind.LeaseLost,
         scope: this.scope,
@@ -170,6 +189,8 @@ export class Lease implements AsyncDisposable {
         detail: { reason },
       })
       .catch(() => undefined); // the store may be the reason; the loss stands either way
+    pendingLossEvents.add(written);
+    void written.finally(() => pendingLossEvents.delete(written));
   }
 
   /**

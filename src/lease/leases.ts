@@ -16,7 +16,7 @@ import { type AlertEmitter, TakeoverProcedure } from "./takeover.js";
 import { type AcquireOptions, resolveAcquire, type ResolvedAcquire } from "./acquire-options.js";
 import { readClock } from "./clock.js";
 import { HeartbeatKeeper, type KeeperEvents } from "./heartbeat-keeper.js";
-import { Lease } from "./lease.js";
+import { Lease, lossEventsWritten } from "./lease.js";
 import { hostIdentity } from "./process-identity.js";
 import { waitInQueue, type WaitRefused } from "./wait-queue.js";
 
@@ -258,6 +258,7 @@ export class Leases implements AsyncDisposable {
     }
     this.held.clear();
     this.keeper.stop();
+    await lossEventsWritten();
     await this.store.close();
     if (errors.length > 0) throw errors[0];
   }
