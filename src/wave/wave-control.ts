@@ -154,12 +154,13 @@ export class WaveControl {
    * Records the end: DRAINING (unless already), then QUIESCED -> STOPPED, or NEEDS_REVIEW when
    * a host's patch is left unclassified (quarantined, or cut off while it ran).
    */
-  async finish(note: string, review: string | null, hostsInFlight = 0): Promise<void> {
+  async finish(note: string, review: string | null): Promise<void> {
     const id = this.maintenanceId ?? `wave-end-${Date.now()}`;
     if (this.keeper.state === RuntimeState.RUNNING)
       await this.keeper.transition(
         RuntimeState.DRAINING,
-        { maintenanceId: id, acceptingWork: false, activeRuns: hostsInFlight, note },
+        // Called once every host in flight has ended.
+        { maintenanceId: id, acceptingWork: false, activeRuns: 0, note },
         null,
       );
     if (this.keeper.state !== RuntimeState.DRAINING) return;
