@@ -4,7 +4,7 @@ import { buildAlerter } from "../config/build-alerter.js";
 import { loadConfig, type ConfigFlags, type ResolvedConfig } from "../config/resolve-config.js";
 import { EventKind } from "../domain/event.js";
 import { Leases } from "../lease/leases.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import { openStore } from "../store/open-store.js";
 
 /** How long a command waits at exit for alerts still being delivered. */

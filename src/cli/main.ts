@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { isQuiesceError, QuiesceError } from "../domain/errors.js";
+import { setFatalFallback } from "../process/stop-signals.js";
 import { Exit, exitCodeFor } from "./exit-codes.js";
 import { registerEvents } from "./commands/events.js";
 import { registerLock } from "./commands/lock.js";
@@ -87,11 +88,11 @@ async function main(): Promise<void> {
   }
 }
 
-// A bug outside `run`'s supervision still ends with one line and exit 1, never a bare trace.
-process.on("uncaughtException", (e) => {
-  if (process.listenerCount("uncaughtException") > 1) return; // `run` is handling it
-  fail(`internal error: ${e.message} (QUIESCE_DEBUG=1 shows details)`, Exit.FAILURE, e);
-});
+// A bug outside a command that stops its work in a controlled way (run, wave run, the agent
+// runtime: they register a stop policy) still ends with one line and exit 1, never a bare trace.
+setFatalFallback((e) =>
+  fail(`internal error: ${e.message} (QUIESCE_DEBUG=1 shows details)`, Exit.FAILURE, e),
+);
 
 export { QuiesceError };
 await main();

@@ -8,6 +8,11 @@ export const EventKind = {
   LeaseRenewFailed: "lease.renew_failed",
   /** The holder gave the lease up as lost (self-fencing, I4). */
   LeaseLost: "lease.lost",
+  /**
+   * The lease lapsed only after the work under it had ended (a holder stopped or starved past
+   * its deadline after its command exited): recorded, but not a loss; the work's result stands.
+   */
+  LeaseLapsedAfterExit: "lease.lapsed_after_exit",
   /** An acquirer found the lease past its expiry and not released. Recorded once per token. */
   LeaseExpired: "lease.expired",
   /** A fenced write with a stale token or under an expired lease was refused (I3). */

@@ -4,7 +4,7 @@ import { EventKind } from "../domain/event.js";
 import { RunState, toJsonText } from "../domain/journal-record.js";
 import { applyLookup, classifyEffect, type LookupAnswer } from "../domain/recovery.js";
 import { crashPoint } from "../fault/crash-points.js";
-import { sleep } from "../lease/clock.js";
+import { sleep } from "../process/clock.js";
 import type { SealedEffect } from "../store/journal-store.js";
 import { nextEffect, type EffectPatch } from "./effect-change.js";
 import type { Ack, Provider } from "./provider.js";

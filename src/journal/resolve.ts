@@ -10,7 +10,7 @@ import {
   type EffectRecord,
   type RunRecord,
 } from "../domain/journal-record.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import type { Store } from "../store/store.js";
 import { contentOf } from "./effect-change.js";
 

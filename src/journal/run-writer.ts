@@ -3,7 +3,7 @@ import type { EventInput } from "../domain/event.js";
 import { describeFenceFailure, type FenceFailure } from "../domain/fencing.js";
 import type { RunRecord, RunState } from "../domain/journal-record.js";
 import type { Lease } from "../lease/lease.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import type { JournalResult, RunSnapshot, SealedEffect } from "../store/journal-store.js";
 import type { EffectChange } from "./effect-change.js";
 import type { GroupCommit } from "./group-commit.js";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { toMs } from "../domain/duration.js";
 import { DEFAULT_TTL_MS, leaseTiming, type LeaseOwner, type LeaseTiming } from "../domain/lease.js";
 import { validateNote, validateScope, validateSystem } from "../domain/names.js";
-import { hostIdentity, processStartTime } from "./process-identity.js";
+import { hostIdentity, processStartTime } from "../process/process-identity.js";
 
 export interface AcquireOptions {
   /** How long the lease lives without a heartbeat. Default 30s. */

@@ -6,7 +6,7 @@ import { validateScope } from "../domain/names.js";
 import type { TakeoverDecision } from "../domain/takeover-policy.js";
 import { crashPoint } from "../fault/crash-points.js";
 import type { Leases } from "./leases.js";
-import { hostIdentity } from "./process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 
 export interface BreakOptions {
   reason: string;

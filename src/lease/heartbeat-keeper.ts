@@ -2,7 +2,7 @@ import { isQuiesceError } from "../domain/errors.js";
 import { EventKind } from "../domain/event.js";
 import type { ClockReading } from "../domain/self-fencing.js";
 import type { Store } from "../store/store.js";
-import { readClock } from "./clock.js";
+import { readClock } from "../process/clock.js";
 import type { KeeperHooks, Lease } from "./lease.js";
 
 export interface KeeperEvents {

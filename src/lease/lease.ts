@@ -10,31 +10,14 @@ import {
   type ValidityWindow,
 } from "../domain/self-fencing.js";
 import type { FenceOutcome, ReleaseOutcome, Store } from "../store/store.js";
-import { readClock } from "./clock.js";
-import { processStartTime } from "./process-identity.js";
+import { readClock } from "../process/clock.js";
+import { processStartTime } from "../process/process-identity.js";
+import type { DeadlineSource } from "../process/deadline-guard.js";
+import { EventOutbox } from "./event-outbox.js";
 
 /** What the keeper needs from a lease it renews. */
 export interface KeeperHooks {
   untrack(lease: Lease): void;
-}
-
-/** `lease.lost` events still being written (fire-and-forget from markLost). */
-const pendingLossEvents = new Set<Promise<void>>();
-
-/**
- * Waits (at most `timeoutMs`) until every `lease.lost` event this process began to write is
- * written or has failed: call it before closing the store or exiting, or a process that exits
- * right after losing its lease (exit 76) may leave no record of the loss (PostgreSQL writes
- * are asynchronous). `Leases.close()` does.
- */
-export async function lossEventsWritten(timeoutMs = 2000): Promise<void> {
-  if (pendingLossEvents.size === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.all([...pendingLossEvents]),
-    new Promise((r) => (timer = setTimeout(r, timeoutMs))),
-  ]);
-  clearTimeout(timer);
 }
 
 /**
@@ -43,7 +26,7 @@ export async function lossEventsWritten(timeoutMs = 2000): Promise<void> {
  * `assertHeld()` or `remainingMs()` first; both check the deadline on the spot, so they are
  * right even if the timers have not run (a process that was just un-paused).
  */
-export class Lease implements AsyncDisposable {
+export class Lease implements AsyncDisposable, DeadlineSource {
   readonly scope: string;
   readonly token: number;
   readonly runId: string;
@@ -57,12 +40,18 @@ export class Lease implements AsyncDisposable {
   private lossReason: string | null = null;
   private released = false;
   private keeper: KeeperHooks | null = null;
+  private readonly renewListeners = new Set<() => void>();
+  /** While held, a loss is not logged until the holder says what it was (holdLossEvent). */
+  private lossEventHeld = false;
+  private lossEventWritten = false;
+  private lostAt: number | null = null;
 
   constructor(
     private readonly store: Store,
     record: LeaseRecord,
     timing: LeaseTiming,
     acquiredAt: ClockReading,
+    private readonly outbox: EventOutbox = new EventOutbox(store, null),
   ) {
     this.record = record;
     this.scope = record.scope;
@@ -147,7 +136,66 @@ export class Lease implements AsyncDisposable {
 
   /** @internal the keeper calls this after a renewal that started at `start` succeeded. */
   renewed(start: ClockReading): void {
-    if (this.lossReason === null) this.window = advanceWindow(this.window, start);
+    if (this.lossReason !== null) return;
+    this.window = advanceWindow(this.window, start);
+    for (const fn of this.renewListeners) fn();
+  }
+
+  /** Calls `fn` after every successful renewal (a deadline guard re-arms); returns the undo. */
+  onRenewed(fn: () => void): () => void {
+    this.renewListeners.add(fn);
+    return () => this.renewListeners.delete(fn);
+  }
+
+  /**
+   * Defers the `lease.lost` event of a loss that may yet turn out to be a lapse after the work
+   * had ended (`quiesce run` learns late that its command had exited): the holder then calls
+   * `recordLoss()` or `recordLapse()`. Without this, a loss is logged when it is noticed.
+   */
+  holdLossEvent(): void {
+    this.lossEventHeld = true;
+  }
+
+  /** Logs the loss (once), unless it was already logged. */
+  recordLoss(): void {
+    if (this.lossReason === null || this.lossEventWritten) return;
+    this.lossEventWritten = true;
+    this.writeEvent(EventKind.LeaseLost, `holder gave the lease up as lost: ${this.lossReason}`, {
+      reason: this.lossReason,
+    });
+  }
+
+  /** Logs that the lease lapsed only after the work under it had ended: not a loss. */
+  recordLapse(message: string, detail: Record<string, unknown> = {}): void {
+    if (this.lossEventWritten) return;
+    this.lossEventWritten = true;
+    this.writeEvent(EventKind.LeaseLapsedAfterExit, message, {
+      reason: this.lossReason,
+      ...detail,
+    });
+  }
+
+  /**
+   * Waits (at most `timeoutMs`) until the events this lease logs through its outbox are
+   * written: call it before exiting right after a loss, or the record may be left for later.
+   */
+  eventsWritten(timeoutMs = 2000): Promise<void> {
+    return this.outbox.flush(timeoutMs);
+  }
+
+  private writeEvent(kind: EventKind, message: string, detail: Record<string, unknown>): void {
+    const o = this.record.owner;
+    void this.outbox.deliver({
+      kind,
+      scope: this.scope,
+      token: this.token,
+      runId: this.runId,
+      host: o.host,
+      pid: o.pid,
+      message,
+      // The holder's own time: the event itself may be written much later (event-outbox.ts).
+      detail: { ...detail, at: new Date(this.lostAt ?? Date.now()).toISOString() },
+    });
   }
 
   private checkDeadline(): void {
@@ -176,21 +224,9 @@ export class Lease implements AsyncDisposable {
         `lost the lease on ${this.scope} (token ${this.token}): ${reason}`,
       ),
     );
-    const o = this.record.owner;
-    const written = this.store
-      .recordEvent({
-        kind: EventKind.LeaseLost,
-        scope: this.scope,
-        token: this.token,
-        runId: this.runId,
-        host: o.host,
-        pid: o.pid,
-        message: `holder gave the lease up as lost: ${reason}`,
-        detail: { reason },
-      })
-      .catch(() => undefined); // the store may be the reason; the loss stands either way
-    pendingLossEvents.add(written);
-    void written.finally(() => pendingLossEvents.delete(written));
+    this.lostAt = Date.now();
+    // The store may be the reason: the outbox keeps the event until it can be written.
+    if (!this.lossEventHeld) this.recordLoss();
   }
 
   /**

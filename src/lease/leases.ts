@@ -14,10 +14,11 @@ import type { AcquireOutcome, EventFilter, Store } from "../store/store.js";
 import { waitForRespected } from "./respect.js";
 import { type AlertEmitter, TakeoverProcedure } from "./takeover.js";
 import { type AcquireOptions, resolveAcquire, type ResolvedAcquire } from "./acquire-options.js";
-import { readClock } from "./clock.js";
+import { readClock } from "../process/clock.js";
 import { HeartbeatKeeper, type KeeperEvents } from "./heartbeat-keeper.js";
-import { Lease, lossEventsWritten } from "./lease.js";
-import { hostIdentity } from "./process-identity.js";
+import { EventOutbox } from "./event-outbox.js";
+import { Lease } from "./lease.js";
+import { hostIdentity } from "../process/process-identity.js";
 import { waitInQueue, type WaitRefused } from "./wait-queue.js";
 
 export type Refusal = {
@@ -44,6 +45,8 @@ export interface TakeoverConfig {
 }
 
 export interface LeasesOptions extends KeeperEvents {
+  /** Where undeliverable loss events wait (default: memory, then a spool file per store). */
+  outbox?: EventOutbox;
   takeover?: TakeoverConfig;
   alerter?: AlertEmitter;
 }
@@ -65,9 +68,12 @@ export class Leases implements AsyncDisposable {
   private readonly keeperEvents: KeeperEvents;
   private readonly takeoverConfig: Required<TakeoverConfig>;
   readonly alerter: AlertEmitter | undefined;
+  /** Loss events that could not be written yet (the store may be why the lease was lost). */
+  readonly outbox: EventOutbox;
 
   constructor(store: Store, options: LeasesOptions = {}) {
     this.store = store;
+    this.outbox = options.outbox ?? new EventOutbox(store);
     this.keeperEvents = { onRenewError: options.onRenewError };
     this.keeper = new HeartbeatKeeper(store, this.keeperEvents);
     const t = options.takeover ?? {};
@@ -176,7 +182,7 @@ export class Leases implements AsyncDisposable {
     req: ResolvedAcquire,
     start: ReturnType<typeof readClock>,
   ): Lease {
-    const lease = new Lease(this.store, record, req.timing, start);
+    const lease = new Lease(this.store, record, req.timing, start, this.outbox);
     if (req.keepAlive) {
       this.keeper.track(lease);
       this.held.add(lease);
@@ -258,7 +264,10 @@ export class Leases implements AsyncDisposable {
     }
     this.held.clear();
     this.keeper.stop();
-    await lossEventsWritten();
+    // A loss noticed just before exit (exit 76) must not die with the process: wait a little
+    // for the store, then leave what is still unwritten in the spool for the next process.
+    await this.outbox.flush();
+    this.outbox.close();
     await this.store.close();
     if (errors.length > 0) throw errors[0];
   }

@@ -1,9 +1,9 @@
 import { describeBlockingLease, type LeaseRecord } from "../domain/lease.js";
 import type { Store } from "../store/store.js";
 import type { AcquireOptions, ResolvedAcquire } from "./acquire-options.js";
-import { readClock, sleep } from "./clock.js";
+import { readClock, sleep } from "../process/clock.js";
 import type { Refusal } from "./leases.js";
-import { hostIdentity } from "./process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 
 const POLL_MS = 500;
 

@@ -7,7 +7,7 @@ import {
   type TakeoverPolicy,
 } from "../domain/takeover-policy.js";
 import type { Store } from "../store/store.js";
-import { hostIdentity } from "./process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import { runProbes, type ProbeConfig } from "./probes/run-probes.js";
 
 /** Anything that can raise an alert without waiting for its delivery (src/alert's Alerter). */

@@ -2,7 +2,7 @@ import { describeBlockingLease, type LeaseRecord } from "../domain/lease.js";
 import type { TakeoverDecision } from "../domain/takeover-policy.js";
 import type { AcquireOutcome, Store } from "../store/store.js";
 import type { AcquireOptions, ResolvedAcquire } from "./acquire-options.js";
-import { readClock, sleep } from "./clock.js";
+import { readClock, sleep } from "../process/clock.js";
 
 /** A waiter that stops refreshing its ticket (it died) drops out of line after this long. */
 const TICKET_TTL_MS = 3000;

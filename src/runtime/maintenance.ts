@@ -6,7 +6,7 @@ import { leaseStatus, type LeaseRecord } from "../domain/lease.js";
 import { policyToJson } from "../domain/maintenance-policy.js";
 import type { RuntimeRecord } from "../domain/runtime-record.js";
 import { RuntimeState } from "../domain/runtime-state.js";
-import { sleep } from "../lease/clock.js";
+import { sleep } from "../process/clock.js";
 import type { Store } from "../store/store.js";
 
 export type MaintenanceStart =

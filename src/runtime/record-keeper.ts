@@ -4,7 +4,7 @@ import { describeFenceFailure } from "../domain/fencing.js";
 import type { RuntimeRecord, RuntimeWrite } from "../domain/runtime-record.js";
 import { assertRuntimeTransition, type RuntimeState } from "../domain/runtime-state.js";
 import type { Lease } from "../lease/lease.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import type { JournalResult } from "../store/journal-store.js";
 import type { Store } from "../store/store.js";
 

@@ -9,10 +9,10 @@ import { Journal } from "../journal/journal.js";
 import type { Provider } from "../journal/provider.js";
 import type { Run } from "../journal/run.js";
 import type { Lease } from "../lease/lease.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import type { Store } from "../store/store.js";
 import { runDrain, type DrainOptions } from "./drain.js";
-import { Notifier } from "./notifier.js";
+import { Notifier } from "../process/notifier.js";
 import type { RecordKeeper } from "./record-keeper.js";
 import type { StartupReport } from "./startup.js";
 

@@ -9,7 +9,7 @@ import { toMs } from "../domain/duration.js";
 import type { RunRecovery } from "../journal/recover-run.js";
 import type { Provider } from "../journal/provider.js";
 import type { Leases } from "../lease/leases.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import { RecordKeeper } from "./record-keeper.js";
 import { Runtime } from "./runtime.js";
 import { watchMaintenanceRequests, handleSignals } from "./watch.js";

@@ -10,7 +10,7 @@ import {
   type HostEntry,
 } from "../domain/wave-input.js";
 import { parseWindow } from "../domain/wave-window.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import type { Store } from "../store/store.js";
 import type { WaveDefinition, WaveHostInput } from "../store/wave-store.js";
 

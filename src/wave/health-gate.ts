@@ -1,4 +1,4 @@
-import { sleep } from "../lease/clock.js";
+import { sleep } from "../process/clock.js";
 import type { HostContext } from "./patch-provider.js";
 import { describeExit } from "./shell-command.js";
 import type { WorkerContext } from "./host-worker.js";

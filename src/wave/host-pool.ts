@@ -1,4 +1,4 @@
-import type { Notifier } from "../runtime/notifier.js";
+import type { Notifier } from "../process/notifier.js";
 
 /**
  * The hosts an agent works on at once. Each finished host wakes whoever waits on `changes`

@@ -3,7 +3,7 @@ import { ErrorCode, QuiesceError, invalidInput } from "../domain/errors.js";
 import { validateMaintenanceId } from "../domain/journal-names.js";
 import { validateWaveName, waveRuntimeId, waveScope } from "../domain/wave-input.js";
 import { WaveState } from "../domain/wave-state.js";
-import { sleep } from "../lease/clock.js";
+import { sleep } from "../process/clock.js";
 import { startMaintenance, type MaintenanceStart } from "../runtime/maintenance.js";
 import type { Store } from "../store/store.js";
 

@@ -3,9 +3,9 @@ import { waveRuntimeId, waveScope } from "../domain/wave-input.js";
 import { RuntimeState, startupPlan } from "../domain/runtime-state.js";
 import type { MaintenancePolicy } from "../domain/maintenance-policy.js";
 import type { Lease } from "../lease/lease.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import { RecordKeeper } from "../runtime/record-keeper.js";
-import { Notifier } from "../runtime/notifier.js";
+import { Notifier } from "../process/notifier.js";
 import type { Store } from "../store/store.js";
 
 const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"];

@@ -12,7 +12,7 @@ import {
 } from "../domain/wave-state.js";
 import { GroupCommit } from "../journal/group-commit.js";
 import type { Lease } from "../lease/lease.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import type { Store } from "../store/store.js";
 import type {
   WaveHostRecord,

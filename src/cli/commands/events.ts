@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { parseDuration } from "../../domain/duration.js";
 import { invalidInput } from "../../domain/errors.js";
 import { validateScope } from "../../domain/names.js";
-import { sleep } from "../../lease/clock.js";
+import { sleep } from "../../process/clock.js";
 import { eventLine, iso } from "../output.js";
 import { withLeases, withStore } from "../context.js";
 

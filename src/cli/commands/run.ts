@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { formatDuration, parseDuration } from "../../domain/duration.js";
 import { invalidInput } from "../../domain/errors.js";
 import { resolveAcquire } from "../../lease/acquire-options.js";
+import { checkRemoteGrace } from "../../domain/remote-grace.js";
 import { superviseCommand } from "../../lease/supervise-command.js";
 import { loadConfig } from "../../config/resolve-config.js";
 import {
@@ -22,6 +23,7 @@ interface RunFlags extends TakeoverFlags {
   system?: string;
   note?: string;
   grace: string;
+  leaveChildren?: boolean;
   store?: string;
   config?: string;
 }
@@ -53,6 +55,10 @@ export function registerRun(program: Command): void {
           "after the lease is lost: SIGTERM, then SIGKILL after this long",
           "10s",
         )
+        .option(
+          "--leave-children",
+          "leave what CMD started in its process group running after CMD exits (daemons started on purpose); they are then outside the lease",
+        )
         .argument("<cmd...>", "the command and its arguments (put them after --)")
         .option(
           "--respect <systems>",
@@ -83,7 +89,8 @@ export function registerRun(program: Command): void {
               .map((x) => x.trim())
               .filter(Boolean),
     };
-    resolveAcquire(scope, acquire);
+    const timing = resolveAcquire(scope, acquire).timing;
+    checkRemoteGrace(config.takeover.remoteGraceMs, graceMs, timing.safetyMarginMs);
     const [command, ...args] = cmd;
     const session = await openSession(flags);
     const leases = session.leases;
@@ -101,6 +108,7 @@ export function registerRun(program: Command): void {
         args,
         acquire,
         graceMs,
+        leaveChildren: flags.leaveChildren === true,
         onMessage: say,
       });
       switch (r.outcome) {

@@ -3,6 +3,8 @@ import type { Command } from "commander";
 import { formatDuration, parseDuration } from "../../domain/duration.js";
 import { parsePositiveInt, validateWaveName } from "../../domain/wave-input.js";
 import { loadConfig } from "../../config/resolve-config.js";
+import { checkRemoteGrace } from "../../domain/remote-grace.js";
+import { leaseTiming } from "../../domain/lease.js";
 import { defaultSqlitePath } from "../../store/open-store.js";
 import type { HostOutcome } from "../../wave/host-worker.js";
 import { resolveRunOptions, type WaveRunOptions } from "../../wave/run-options.js";
@@ -186,7 +188,12 @@ async function runAction(name: string, flags: RunFlags, resume: boolean): Promis
     signals: true,
   };
   // Everything that can be checked without the wave is checked before the store is opened.
-  resolveRunOptions({ ...o, patch: o.patch ?? "true" }, null);
+  const resolved = resolveRunOptions({ ...o, patch: o.patch ?? "true" }, null);
+  checkRemoteGrace(
+    loadConfig(flags).takeover.remoteGraceMs,
+    resolved.graceMs,
+    leaseTiming(resolved.ttlMs, resolved.heartbeatMs).safetyMarginMs,
+  );
   const session = await openSession(flags);
   session.leases.setKeeperEvents({
     onRenewError: (e) =>

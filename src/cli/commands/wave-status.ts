@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { formatDuration } from "../../domain/duration.js";
 import { validateWaveName } from "../../domain/wave-input.js";
 import { HostState } from "../../domain/wave-state.js";
-import { sleep } from "../../lease/clock.js";
+import { sleep } from "../../process/clock.js";
 import type { Leases } from "../../lease/leases.js";
 import { listWaves, waveStatus, type WaveStatus } from "../../wave/wave-status.js";
 import { withLeases, withStore } from "../context.js";

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import type { LeaseRecord } from "../../domain/lease.js";
 import type { ProbeResult } from "../../domain/probe.js";
 import { localProcessVerdict, type ProcessFacts } from "../../domain/probe-verdicts.js";
-import { hostIdentity, processStartTime } from "../process-identity.js";
+import { hostIdentity, processStartTime } from "../../process/process-identity.js";
 
 /** Looks up the lease's holder and wrapped command on this host (Linux /proc; kill -0 elsewhere). */
 export function probeLocalProcess(lease: LeaseRecord, relinquished: boolean): ProbeResult {

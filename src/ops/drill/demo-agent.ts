@@ -9,8 +9,7 @@
  */
 import { isQuiesceError } from "../../domain/errors.js";
 import type { Run } from "../../journal/run.js";
-import { sleep } from "../../lease/clock.js";
-import { lossEventsWritten } from "../../lease/lease.js";
+import { sleep } from "../../process/clock.js";
 import { openRuntime } from "../../runtime/open-runtime.js";
 import { demoProviderClient, fetchJobs } from "./demo-client.js";
 import { jobKey, jobRunId } from "./jobs.js";
@@ -94,7 +93,7 @@ async function main(): Promise<void> {
   const outcome = await rt.done;
   await Promise.allSettled(working);
   emit({ type: "done", outcome });
-  await lossEventsWritten(); // the record of a lost lease must not die with the process
+  await rt.lease.eventsWritten(); // the record of a lost lease must not die with the process
   process.exit(outcome.state === "STOPPED" ? 0 : outcome.leaseLost ? 76 : 3);
 }
 

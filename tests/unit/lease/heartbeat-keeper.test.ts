@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { leaseTiming } from "../../../src/domain/lease.js";
-import { readClock } from "../../../src/lease/clock.js";
+import { readClock } from "../../../src/process/clock.js";
 import { HeartbeatKeeper } from "../../../src/lease/heartbeat-keeper.js";
 import { Lease } from "../../../src/lease/lease.js";
 import { record, ScriptedStore } from "./fake-store.js";

@@ -1,0 +1,130 @@
+import { createHash } from "node:crypto";
+import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { EventInput } from "../domain/event.js";
+import { defaultSqlitePath } from "../store/open-store.js";
+import type { Store } from "../store/store.js";
+
+/**
+ * Events a holder must not lose although the store may be the very thing that failed: a lease
+ * given up as lost is usually given up because the store could not be reached. An event that
+ * cannot be written now stays in memory and is retried (with backoff) while the process lives;
+ * what is still unwritten when the process closes the store goes to a local spool file, which
+ * the next quiesce process on this host that opens the same store writes out first. So every
+ * loss ends up in the log, stamped late, with the holder's own time of it in `detail.at`.
+ */
+export class EventOutbox {
+  private readonly pending: EventInput[] = [];
+  private timer: NodeJS.Timeout | null = null;
+  private delayMs = 250;
+  private inFlight: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly spoolFile: string | null = spoolPathFor(store),
+  ) {}
+
+  /** Writes the event now, or keeps it until the store answers. Never throws. */
+  deliver(event: EventInput): Promise<void> {
+    this.pending.push(event);
+    return this.drain();
+  }
+
+  get size(): number {
+    return this.pending.length;
+  }
+
+  /** Tries what is pending once more, for at most `timeoutMs`. */
+  async flush(timeoutMs = 2000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.drain(), new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+    clearTimeout(timer);
+  }
+
+  /** Stops retrying; what is still pending goes to the spool file for the next process. */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const left = this.pending.splice(0);
+    if (left.length === 0 || this.spoolFile === null) return;
+    try {
+      mkdirSync(dirname(this.spoolFile), { recursive: true, mode: 0o700 });
+      appendFileSync(this.spoolFile, left.map((e) => `${JSON.stringify(e)}\n`).join(""), {
+        mode: 0o600,
+      });
+    } catch {
+      /* nowhere to keep them: they are lost with this process, as before the outbox */
+    }
+  }
+
+  /** Writes out events a previous process left in the spool; returns how many. */
+  async replaySpool(): Promise<number> {
+    if (this.spoolFile === null) return 0;
+    const claimed = `${this.spoolFile}.${process.pid}`;
+    try {
+      renameSync(this.spoolFile, claimed); // one replayer at a time
+    } catch {
+      return 0;
+    }
+    let lines: string[];
+    try {
+      lines = readFileSync(claimed, "utf8").split("\n").filter(Boolean);
+    } finally {
+      rmSync(claimed, { force: true });
+    }
+    let written = 0;
+    for (const line of lines) {
+      let ev: EventInput;
+      try {
+        ev = JSON.parse(line) as EventInput;
+      } catch {
+        continue; // a torn last line of a process killed while appending
+      }
+      try {
+        await this.store.recordEvent(ev);
+        written++;
+      } catch {
+        this.pending.push(ev);
+      }
+    }
+    if (this.pending.length > 0) this.schedule();
+    return written;
+  }
+
+  private schedule(): void {
+    if (this.timer !== null) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.drain();
+    }, this.delayMs);
+    this.timer.unref();
+    this.delayMs = Math.min(5000, this.delayMs * 2);
+  }
+
+  private drain(): Promise<void> {
+    // One writer at a time, in order; a later deliver() joins the loop already running.
+    this.inFlight ??= (async () => {
+      while (this.pending.length > 0) {
+        try {
+          await this.store.recordEvent(this.pending[0]!);
+          this.pending.shift();
+          this.delayMs = 250;
+        } catch {
+          this.schedule(); // the store is down: try again later, not in a tight loop
+          return;
+        }
+      }
+    })().finally(() => {
+      this.inFlight = null;
+      // An event delivered while the loop was finishing must not wait for the next failure.
+      if (this.pending.length > 0 && this.timer === null) void this.drain();
+    });
+    return this.inFlight;
+  }
+}
+
+/** One spool file per store (by its password-free location), beside the default store. */
+export function spoolPathFor(store: Pick<Store, "location">): string {
+  const id = createHash("sha256").update(store.location).digest("hex").slice(0, 16);
+  return join(dirname(defaultSqlitePath()), "outbox", `${id}.jsonl`);
+}

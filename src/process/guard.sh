@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# quiesce deadline guard: bash guard.sh PGID LEADER_START GRACE_MS DEADLINE_MS
+#
+# The deadline guard: a small bash program that terminates a command's process group when the
+# lease it runs under reaches its local deadline, whatever happens to the quiesce process that
+# holds the lease (stopped, frozen, starved, SIGKILLed). It runs as a process of its own, in a
+# process group of its own, so that neither a signal to the holder nor one to the command
+# reaches it.
+#
+# Protocol, one line each way:
+#   holder -> guard   `arm MS`  the deadline is MS from now (sent after every renewal)
+#                     `fire`    stop the command now (the holder decided: lease lost, forced)
+#                     `query`   answer `armed` (asked once the command has exited)
+#                     `done`    the command is over; exit without touching anything
+#   guard -> holder   `ready`, `armed`, `fired ended|running`, `killed`, `gone`
+#
+# Time is read from /proc/uptime: monotonic and, unlike the clock node's timers use, it keeps
+# counting while the machine is suspended. The guard wakes at least every 100 ms to read it,
+# so a resume from suspend past the deadline is acted on within 100 ms.
+#
+# End of input (the holder died) keeps the last deadline: the command may finish what it is
+# doing until then (the lease is still its own), and is terminated when it passes.
+#
+# `fired ended` means the group's leader (the command) had already exited when the deadline
+# passed (it is gone, or a zombie its stopped holder has not reaped): the command ended before
+# the lease was lost, and its exit code is its own. The group is still signalled: what the
+# command left behind must not outlive the lease either.
+#
+# If a process now has the leader's pid but another start time, the whole group is gone (Linux
+# frees a pid only when no process uses it as pid or group id) and nothing is signalled.
+set -u
+trap '' PIPE INT HUP QUIT TSTP
+pgid=$1 start=$2 grace=$3
+say() { printf '%s\n' "$*" 2>/dev/null; }
+now_ms() { local u; read -r u _ </proc/uptime; u=${u/./}; now=$((10#$u * 10)); }
+pause() { local t; printf -v t '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); sleep "$t"; }
+fire() {
+  local state=running st rest f
+  if [[ -r /proc/$pgid/stat ]] && read -r st </proc/$pgid/stat 2>/dev/null; then
+    rest=${st##*) }
+    read -r -a f <<<"$rest"
+    if [[ -n $start && ${f[19]} != "$start" ]]; then say gone; exit 0; fi
+    [[ ${f[0]} == Z ]] && state=ended
+  else
+    state=ended
+  fi
+  say "fired $state"
+  kill -TERM -- "-$pgid" 2>/dev/null || { say gone; exit 0; }
+  now_ms
+  local until=$((now + grace))
+  while kill -0 -- "-$pgid" 2>/dev/null; do
+    now_ms
+    if ((now >= until)); then
+      kill -KILL -- "-$pgid" 2>/dev/null
+      say killed
+      exit 0
+    fi
+    pause 20
+  done
+  say gone
+  exit 0
+}
+now_ms
+deadline=$((now + $4))
+eof=0
+say ready
+while :; do
+  now_ms
+  left=$((deadline - now))
+  ((left > 0)) || fire
+  slice=$((left < 100 ? left : 100))
+  if ((eof)); then pause "$slice"; continue; fi
+  printf -v t '%d.%03d' $((slice / 1000)) $((slice % 1000))
+  if read -r -t "$t" line; then
+    case $line in
+      "arm "*) now_ms; deadline=$((now + ${line#arm }));;
+      fire) fire;;
+      query) say armed;;
+      done) exit 0;;
+    esac
+  elif (($? <= 128)); then
+    eof=1
+  fi
+done
