@@ -1,6 +1,8 @@
-import { spawn } from "node:child_process";
+import type { ChildProcessByStdio } from "node:child_process";
+import type { Readable, Writable } from "node:stream";
 import type { Alert } from "../domain/alert.js";
 import { formatDuration } from "../domain/duration.js";
+import { GroupChild } from "../process/child-runner.js";
 import { abortReason, type AlertSink, nextTurn, serializeAlert } from "./alert-sink.js";
 
 export const COMMAND_DEFAULTS = { timeoutMs: 10_000 } as const;
@@ -30,26 +32,23 @@ export function createCommandSink(options: CommandSinkOptions): AlertSink {
     async send(alert: Alert, signal: AbortSignal): Promise<void> {
       await nextTurn();
       if (signal.aborted) throw abortReason(signal);
+      const started = await GroupChild.start({
+        command: { shell: options.command },
+        stdio: ["pipe", "ignore", "pipe"],
+        env: {
+          ...(options.env ?? process.env),
+          QUIESCE_ALERT_KIND: alert.kind,
+          QUIESCE_ALERT_SEVERITY: alert.severity,
+          QUIESCE_ALERT_SCOPE: alert.scope ?? "",
+        },
+      }).catch((e: Error) => {
+        throw new Error(`alert command could not be started: ${e.message}`);
+      });
+      const child = started.process as ChildProcessByStdio<Writable, null, Readable>;
       return new Promise<void>((resolve, reject) => {
-        const child = spawn("sh", ["-c", options.command], {
-          stdio: ["pipe", "ignore", "pipe"],
-          detached: true,
-          env: {
-            ...(options.env ?? process.env),
-            QUIESCE_ALERT_KIND: alert.kind,
-            QUIESCE_ALERT_SEVERITY: alert.severity,
-            QUIESCE_ALERT_SCOPE: alert.scope ?? "",
-          },
-        });
         let stderr = "";
         let timedOut = false;
-        const killGroup = () => {
-          try {
-            if (child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
-          } catch {
-            /* already gone */
-          }
-        };
+        const killGroup = () => started.signal("SIGKILL");
         const timer = setTimeout(() => {
           timedOut = true;
           killGroup();
@@ -65,10 +64,6 @@ export function createCommandSink(options: CommandSinkOptions): AlertSink {
         // A command that ignores its stdin closes the pipe early (EPIPE): not our failure.
         child.stdin.on("error", () => undefined);
         child.stdin.end(`${serializeAlert(alert)}\n`);
-        child.once("error", (e) => {
-          done();
-          reject(new Error(`alert command could not be started: ${e.message}`));
-        });
         // 'close' waits for the pipes, so the stderr quoted below is complete. A background job
         // the command left behind (`notify &`) may hold stderr open: stop reading shortly after
         // the shell itself exits rather than wait for it.

@@ -140,17 +140,22 @@ export class GroupChild {
 
   /**
    * TERM to the group, KILL after `graceMs` (the guard does it when there is one: it is the
-   * one place that must work while we are not scheduled). Resolves when the leader exited.
+   * one place that must work while we are not scheduled; our own timer is the fallback).
+   * Resolves once the leader exited and the group is empty: the shell at the top may die of
+   * TERM at once while a command under it still runs its TERM trap (a rollback), and keeps
+   * the rest of its grace.
    */
   async terminate(graceMs: number): Promise<ChildExit> {
-    if (this.guard?.fire() !== true) {
-      this.signal("SIGTERM");
-      const timer = setTimeout(() => this.signal("SIGKILL"), graceMs);
-      const r = await this.exited;
-      clearTimeout(timer);
-      return r;
+    const until = Date.now() + graceMs;
+    if (this.guard?.fire() !== true) this.signal("SIGTERM");
+    const kill = setTimeout(() => this.signal("SIGKILL"), graceMs);
+    const exit = await this.exited;
+    if (!(await groupGone(this.pid, until + 50))) {
+      this.signal("SIGKILL");
+      await groupGone(this.pid, Date.now() + 1000);
     }
-    return this.exited;
+    clearTimeout(kill);
+    return exit;
   }
 
   /** Live processes left in the group after the leader exited. */

@@ -1,4 +1,5 @@
 import { RuntimeState } from "../domain/runtime-state.js";
+import { onStopSignals } from "../process/stop-signals.js";
 import type { Runtime } from "./runtime.js";
 
 /**
@@ -40,31 +41,25 @@ export function watchMaintenanceRequests(rt: Runtime, pollMs: number): void {
   });
 }
 
-const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"];
-
 /**
  * SIGTERM (or SIGINT, SIGHUP) starts the same drain as a maintenance request; a second signal
- * forces the deadline now (the policy decides what the runs in flight become) and starts a
- * short, unref'd watchdog that ends the process if even that hangs.
+ * forces the deadline now (the policy decides what the runs in flight become) and arms a
+ * short, unref'd watchdog that ends the process if even that hangs (src/process/stop-signals).
  */
 export function handleSignals(rt: Runtime, watchdogMs = 10_000): void {
-  let seen = 0;
-  const onSignal = (sig: NodeJS.Signals) => {
-    seen++;
-    if (seen === 1) {
+  const dispose = onStopSignals({
+    graceful: (sig) => {
       rt.say(`${sig}: draining (again to stop now)`);
       void rt.drain({
         maintenanceId: `${sig.toLowerCase()}-${Date.now()}`,
         reason: `${sig} received`,
       });
-      return;
-    }
-    rt.say(`${sig} again: the drain deadline is now`);
-    rt.forceDeadline?.();
-    setTimeout(() => process.exit(1), watchdogMs).unref();
-  };
-  for (const s of SIGNALS) process.on(s, onSignal);
-  rt.onEnd(() => {
-    for (const s of SIGNALS) process.off(s, onSignal);
+    },
+    forceful: (sig) => {
+      rt.say(`${sig} again: the drain deadline is now`);
+      rt.forceDeadline?.();
+    },
+    watchdog: { ms: watchdogMs, exitCode: () => 1 },
   });
+  rt.onEnd(dispose);
 }

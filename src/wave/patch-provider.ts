@@ -148,6 +148,7 @@ export class PatchProvider implements Provider {
         outputFd: ctx.log?.fd ?? null,
         signal: AbortSignal.any([signal, ctx.lease.signal]),
         graceMs: this.o.graceMs,
+        deadline: ctx.lease,
         ...hooks,
       })
       .then((exit) => {

@@ -1,15 +1,17 @@
-import { spawn } from "node:child_process";
-import type { Writable } from "node:stream";
-import { constants } from "node:os";
 import { invalidInput } from "../domain/errors.js";
+import { GroupChild } from "../process/child-runner.js";
+import { guardUnavailable, type DeadlineSource } from "../process/deadline-guard.js";
+import { shellQuote } from "../process/shell-quote.js";
+import { signalNumber } from "../process/signals.js";
 
 /**
  * The user's commands (`--patch`, `--check`, `--health`) are shell command lines with `{host}`
  * (and `{wave}`, `{group}`) filled in, each value shell-quoted. They run in a process group of
- * their own, so that a forced stop or a lost lease stops everything they started, and so that a
- * SIGKILLed agent leaves its patch running to completion rather than half-applied (the host's
- * lease then keeps everyone else off the host until it ends: the patch's pid is recorded on the
- * lease before it runs, see `beforeStart`, and the probe also finds it by its QUIESCE_RUN_ID).
+ * their own, so that a forced stop or a lost lease stops everything they started. A SIGKILLed
+ * agent's patch may go on until the host lease's local deadline (its deadline guard then stops
+ * it), rather than being cut off at once; the host's lease keeps everyone else off the host
+ * meanwhile: the patch's pid is recorded on the lease before it runs (`beforeStart`), and the
+ * probe also finds it by its QUIESCE_RUN_ID.
  */
 
 const PLACEHOLDER = /\{([a-z_]+)\}/g;
@@ -25,11 +27,6 @@ export function checkTemplate(template: string, what: string): string {
       );
   }
   return template;
-}
-
-/** POSIX single quotes; a quote inside becomes '\''. */
-export function shellQuote(s: string): string {
-  return /^[A-Za-z0-9._\-/:=@+]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 export function fillTemplate(
@@ -58,6 +55,11 @@ export interface CommandRun {
   beforeStart?: (pid: number) => Promise<void>;
   /** Called once the command has started (its request has left, in journal terms). */
   onSpawn?: (pid: number) => void;
+  /**
+   * The lease the command runs under: a deadline guard stops it when the lease's local
+   * deadline passes, even if this agent is stopped or dead (I11).
+   */
+  deadline?: DeadlineSource;
 }
 
 export interface CommandExit {
@@ -72,108 +74,59 @@ export interface CommandExit {
 export type CommandRunner = (run: CommandRun) => Promise<CommandExit>;
 
 /**
- * The gate: a shell that holds the pid, blocks on fd 3 and then execs the command (same pid),
- * so that the pid can be recorded before anything runs (as `quiesce run` does). If the agent
- * dies first, the read ends with EOF and the shell exits 125 without running anything.
+ * Runs the command through the process layer (src/process): its own group, the gate when
+ * `beforeStart` is given, a deadline guard when it runs under a lease, and what it leaves in
+ * its group stopped before we answer.
  */
-const GATE = 'read -r _ <&3 || exit 125; exec 3<&-; exec /bin/sh -c "$1"';
-
-export const runShell: CommandRunner = (o) =>
-  new Promise((resolve, reject) => {
-    if (o.signal.aborted) {
-      resolve({ exitCode: null, signal: null, aborted: true });
-      return;
-    }
-    const out = o.outputFd ?? "ignore";
-    const gated = o.beforeStart !== undefined;
-    const child = gated
-      ? spawn("/bin/sh", ["-c", GATE, "quiesce-wave", o.command], {
-          stdio: ["ignore", out, out, "pipe"],
-          detached: true,
-          env: o.env,
-        })
-      : spawn("/bin/sh", ["-c", o.command], {
-          stdio: ["ignore", out, out],
-          detached: true,
-          env: o.env,
-        });
-    const gate = gated ? (child.stdio[3] as Writable) : null;
-    gate?.on("error", () => undefined); // the shell died before the gate opened
-    let aborted = false;
-    let refused: Error | null = null;
-    let killTimer: NodeJS.Timeout | null = null;
-    let abortedAt = 0;
-    const onAbort = () => {
-      aborted = true;
-      abortedAt = Date.now();
-      signalGroup(child.pid, "SIGTERM");
-      killTimer = setTimeout(() => signalGroup(child.pid, "SIGKILL"), o.graceMs);
-    };
-    child.once("spawn", () => {
-      const pid = child.pid!;
-      if (o.signal.aborted) onAbort();
-      else o.signal.addEventListener("abort", onAbort, { once: true });
-      if (!gate) {
-        o.onSpawn?.(pid);
-        return;
-      }
-      o.beforeStart!(pid).then(
-        () => {
-          gate.end("go\n");
-          o.onSpawn?.(pid);
-        },
-        (e: unknown) => {
-          refused = e instanceof Error ? e : new Error(String(e));
-          signalGroup(pid, "SIGKILL");
-        },
-      );
-    });
-    child.once("error", (e) => {
-      o.signal.removeEventListener("abort", onAbort);
-      reject(e);
-    });
-    child.once("exit", (code, sig) => {
-      o.signal.removeEventListener("abort", onAbort);
-      const settle = () => {
-        if (killTimer) clearTimeout(killTimer);
-        // Whatever the command left behind in its group goes with it.
-        if (aborted) signalGroup(child.pid, "SIGKILL");
-        if (refused !== null && !aborted) reject(refused);
-        else resolve({ exitCode: code, signal: sig, aborted });
-      };
-      if (!aborted) return settle();
-      // Stopped by us: the shell at the top of the group may die of SIGTERM at once while the
-      // patch under it still runs its TERM trap (a rollback). The group keeps the rest of its
-      // grace (the kill timer SIGKILLs it when that ends); we answer once it is gone.
-      // Bounded: a zombie nobody reaps still answers kill(0), and must not hold the agent.
-      void groupGone(child.pid!, abortedAt + o.graceMs + 2000).then(settle);
-    });
+export const runShell: CommandRunner = async (o) => {
+  if (o.signal.aborted) return { exitCode: null, signal: null, aborted: true };
+  const out = o.outputFd ?? "ignore";
+  const gated = o.beforeStart !== undefined;
+  const child = await GroupChild.start({
+    command: { shell: o.command },
+    env: o.env,
+    stdio: ["ignore", out, out],
+    gated,
+    name: "quiesce-wave",
+    deadline:
+      o.deadline !== undefined && guardUnavailable() === null
+        ? { source: o.deadline, graceMs: o.graceMs }
+        : undefined,
   });
-
-/** Resolves when no process is left in the group (polled), or at `until` (epoch ms). */
-async function groupGone(pgid: number, until: number): Promise<void> {
-  while (Date.now() < until) {
-    try {
-      process.kill(-pgid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-function signalGroup(pid: number | undefined, sig: NodeJS.Signals): void {
-  if (pid === undefined) return;
+  // Set once we stop it (an abort, or a deadline that passed before the gate opened).
+  const stop: { done: Promise<unknown> | null } = { done: null };
+  const onAbort = (): void => {
+    stop.done ??= child.terminate(o.graceMs);
+  };
+  if (o.signal.aborted) onAbort();
+  else o.signal.addEventListener("abort", onAbort, { once: true });
   try {
-    process.kill(-pid, sig);
-  } catch {
-    /* already gone */
+    if (gated && stop.done === null) {
+      try {
+        await o.beforeStart!(child.pid);
+      } catch (e) {
+        child.signal("SIGKILL");
+        await child.exited;
+        if (stop.done === null) throw e;
+      }
+      // Refused when the deadline passed since the pid was recorded: nothing runs late.
+      if (stop.done === null && !child.open()) {
+        onAbort();
+      } else if (stop.done === null) o.onSpawn?.(child.pid);
+    } else if (!gated) o.onSpawn?.(child.pid);
+    const exit = await child.exited;
+    if (stop.done !== null) await stop.done;
+    else await child.stopLeftovers(o.graceMs); // nothing it started outlives it (I11)
+    return { exitCode: exit.code, signal: exit.signal, aborted: stop.done !== null };
+  } finally {
+    o.signal.removeEventListener("abort", onAbort);
+    child.finish();
   }
-}
+};
 
 /** How a command ended, in a few words. */
 export function describeExit(e: CommandExit): string {
   if (e.aborted) return "stopped by quiesce";
-  if (e.signal) return `killed by ${e.signal} (${128 + (constants.signals[e.signal] ?? 0)})`;
+  if (e.signal) return `killed by ${e.signal} (${128 + signalNumber(e.signal)})`;
   return `exited ${e.exitCode}`;
 }

@@ -7,8 +7,7 @@ import { hostIdentity } from "../process/process-identity.js";
 import { RecordKeeper } from "../runtime/record-keeper.js";
 import { Notifier } from "../process/notifier.js";
 import type { Store } from "../store/store.js";
-
-const SIGNALS: readonly NodeJS.Signals[] = ["SIGTERM", "SIGINT", "SIGHUP"];
+import { onStopSignals } from "../process/stop-signals.js";
 
 export interface ControlOptions {
   wave: string;
@@ -212,41 +211,32 @@ export class WaveControl {
       if (timer) clearTimeout(timer);
     });
     if (!this.o.signals) return;
-    let seen = 0;
-    const onSignal = (sig: NodeJS.Signals) => {
-      seen++;
-      if (seen === 1) {
-        this.signal = sig;
-        void this.drain(
-          // The reason is recorded on the wave; the hint is for the terminal only.
-          `${sig} received`,
-          `${sig.toLowerCase()}-${Date.now()}`,
-          null,
-          `; ${sig} again stops them now`,
-        ).catch((e: unknown) => this.o.say(`could not record the drain: ${(e as Error).message}`));
-        return;
-      }
-      this.force(`${sig} received twice`);
-      this.lastResort(128 + 15);
-    };
-    const onFatal = (e: unknown) => {
-      if (this.fatal !== null) return;
-      this.fatal = e instanceof Error ? e : new Error(String(e));
-      this.force(`internal error: ${this.fatal.message}`);
-      this.lastResort(1);
-    };
-    for (const s of SIGNALS) process.on(s, onSignal);
-    process.on("uncaughtException", onFatal);
-    process.on("unhandledRejection", onFatal);
-    this.cleanups.push(() => {
-      for (const s of SIGNALS) process.off(s, onSignal);
-      process.off("uncaughtException", onFatal);
-      process.off("unhandledRejection", onFatal);
-    });
-  }
-
-  /** If recording and releasing hang after a forced stop, exit anyway: the leases expire. */
-  private lastResort(code: number): void {
-    setTimeout(() => process.exit(code), Math.max(30_000, this.o.graceMs + 10_000)).unref();
+    this.cleanups.push(
+      onStopSignals({
+        graceful: (sig) => {
+          this.signal = sig;
+          void this.drain(
+            // The reason is recorded on the wave; the hint is for the terminal only.
+            `${sig} received`,
+            `${sig.toLowerCase()}-${Date.now()}`,
+            null,
+            `; ${sig} again stops them now`,
+          ).catch((e: unknown) =>
+            this.o.say(`could not record the drain: ${(e as Error).message}`),
+          );
+        },
+        forceful: (sig) => this.force(`${sig} received twice`),
+        fatal: (e) => {
+          if (this.fatal !== null) return;
+          this.fatal = e;
+          this.force(`internal error: ${e.message}`);
+        },
+        // If recording and releasing hang after a forced stop, exit anyway: the leases expire.
+        watchdog: {
+          ms: Math.max(30_000, this.o.graceMs + 10_000),
+          exitCode: (cause) => (cause === "fatal" ? 1 : 128 + 15),
+        },
+      }),
+    );
   }
 }

@@ -1,12 +1,8 @@
-import { spawn } from "node:child_process";
 import type { LeaseRecord } from "../../domain/lease.js";
 import type { ProbeResult } from "../../domain/probe.js";
 import { commandProbeVerdict } from "../../domain/probe-verdicts.js";
-
-/** Single-quotes a value for sh, so a host or run id from the store cannot inject commands. */
-function shellQuote(v: string): string {
-  return `'${v.replaceAll("'", `'\\''`)}'`;
-}
+import { GroupChild } from "../../process/child-runner.js";
+import { shellQuote } from "../../process/shell-quote.js";
 
 /** Fills `{host} {pid} {child_pid} {run_id} {scope}` in a probe template, shell-quoted. */
 export function fillProbeTemplate(template: string, lease: LeaseRecord): string {
@@ -19,6 +15,7 @@ export function fillProbeTemplate(template: string, lease: LeaseRecord): string 
     scope: lease.scope,
     system: o.system,
   };
+  // Quoted, so that a host or run id from the store cannot inject commands.
   return template.replace(/\{(host|pid|child_pid|run_id|scope|system)\}/g, (_, k: string) =>
     shellQuote(values[k]!),
   );
@@ -34,33 +31,25 @@ export function probeCommand(
   timeoutMs: number,
 ): Promise<ProbeResult> {
   const command = fillProbeTemplate(template, lease);
-  return new Promise((resolve) => {
-    const child = spawn("sh", ["-c", command], {
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
-    let output = "";
-    const keep = (d: Buffer) => {
-      output = (output + d.toString()).slice(-2000);
-    };
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        /* gone */
-      }
-    }, timeoutMs);
-    child.once("error", (e) => {
-      clearTimeout(timer);
-      resolve(commandProbeVerdict(command, { code: 127, timedOut: false, output: e.message }));
-    });
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve(commandProbeVerdict(command, { code, timedOut, output }));
-    });
-  });
+  return GroupChild.start({ command: { shell: command }, stdio: ["ignore", "pipe", "pipe"] }).then(
+    (child) =>
+      new Promise<ProbeResult>((resolve) => {
+        let output = "";
+        const keep = (d: Buffer) => {
+          output = (output + d.toString()).slice(-2000);
+        };
+        child.process.stdout!.on("data", keep);
+        child.process.stderr!.on("data", keep);
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          child.signal("SIGKILL");
+        }, timeoutMs);
+        child.process.once("close", (code) => {
+          clearTimeout(timer);
+          resolve(commandProbeVerdict(command, { code, timedOut, output }));
+        });
+      }),
+    (e: Error) => commandProbeVerdict(command, { code: 127, timedOut: false, output: e.message }),
+  );
 }

@@ -28,7 +28,7 @@ describe("command probe", () => {
   test("placeholders are filled in shell-quoted, so a stored value cannot inject a command", () => {
     assert.equal(
       fillProbeTemplate("ssh {host} kill -0 {pid} {child_pid} # {run_id} {scope}", lease),
-      "ssh 'db-7; rm -rf /' kill -0 '4121' '' # 'r-x' 'host:db-7'",
+      "ssh 'db-7; rm -rf /' kill -0 4121 '' # r-x host:db-7",
     );
     const quoted = fillProbeTemplate("echo {host}", {
       ...lease,

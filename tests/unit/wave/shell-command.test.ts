@@ -6,8 +6,8 @@ import {
   checkTemplate,
   fillTemplate,
   runShell,
-  shellQuote,
 } from "../../../src/wave/shell-command.js";
+import { shellQuote } from "../../../src/process/shell-quote.js";
 import { tempDir } from "../../support/paths.js";
 import { catchQuiesce } from "../helpers.js";
 
