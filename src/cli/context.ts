@@ -78,6 +78,9 @@ export async function openSession(flags: ConfigFlags): Promise<Session> {
         .catch(() => undefined),
   });
   const leases = new Leases(store, { takeover: config.takeover, alerter });
+  // Loss events an earlier process on this host could not write (its store was away) are
+  // written first, so that `quiesce events` shows every loss.
+  await leases.outbox.replaySpool().catch(() => 0);
   return { leases, config, alerter };
 }
 

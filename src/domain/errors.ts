@@ -56,3 +56,11 @@ export function isQuiesceError(e: unknown, code?: ErrorCode): e is QuiesceError 
 export function invalidInput(message: string, details?: Record<string, unknown>): QuiesceError {
   return new QuiesceError(ErrorCode.INVALID_INPUT, message, details ? { details } : {});
 }
+
+/**
+ * The store could not be reached for a reason that may pass (a dropped connection, a server
+ * restarting): a caller with time left may retry. Anything else is final.
+ */
+export function isTransientStoreError(e: unknown): boolean {
+  return isQuiesceError(e, ErrorCode.STORE_UNAVAILABLE) && e.details.transient === true;
+}

@@ -123,8 +123,16 @@ export class EventOutbox {
   }
 }
 
-/** One spool file per store (by its password-free location), beside the default store. */
-export function spoolPathFor(store: Pick<Store, "location">): string {
+/**
+ * One spool file per store (by its password-free location), in QUIESCE_OUTBOX_DIR or an
+ * `outbox` directory beside the default store (/var/lib/quiesce for root, else the XDG state
+ * directory): on the host that noticed the loss, where its next quiesce process looks.
+ */
+export function spoolPathFor(
+  store: Pick<Store, "location">,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const id = createHash("sha256").update(store.location).digest("hex").slice(0, 16);
-  return join(dirname(defaultSqlitePath()), "outbox", `${id}.jsonl`);
+  const dir = env.QUIESCE_OUTBOX_DIR || join(dirname(defaultSqlitePath(env)), "outbox");
+  return join(dir, `${id}.jsonl`);
 }

@@ -19,6 +19,7 @@ import { HeartbeatKeeper, type KeeperEvents } from "./heartbeat-keeper.js";
 import { EventOutbox } from "./event-outbox.js";
 import { Lease } from "./lease.js";
 import { hostIdentity } from "../process/process-identity.js";
+import { retryTransient } from "./store-retry.js";
 import { waitInQueue, type WaitRefused } from "./wait-queue.js";
 
 export type Refusal = {
@@ -142,13 +143,21 @@ export class Leases implements AsyncDisposable {
     // A caller acquiring in a tight loop on the synchronous SQLite driver never lets timers
     // run; if a renewal is overdue, let the keeper have its turn first.
     if (this.keeper.overdue()) await new Promise((r) => setTimeout(r, 0));
-    const start = readClock();
-    const first = await this.store.acquire({
-      scope,
-      ttlMs: req.timing.ttlMs,
-      owner: req.owner,
-      ticket: null,
-    });
+    // With --wait, a dropped connection or a restarting server is waited out, not an exit 1.
+    let start = readClock();
+    const first = await retryTransient(
+      () => {
+        start = readClock(); // the lease's window starts with the attempt that succeeds
+        return this.store.acquire({
+          scope,
+          ttlMs: req.timing.ttlMs,
+          owner: req.owner,
+          ticket: null,
+        });
+      },
+      begin + req.waitMs,
+      options.signal,
+    );
     if (first.ok) return { ok: true, lease: this.adopt(first.lease, req, start) };
     let firstRefusal: WaitRefused = first;
     if (first.reason === "expired" && takeover) {

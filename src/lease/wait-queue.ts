@@ -2,7 +2,9 @@ import { describeBlockingLease, type LeaseRecord } from "../domain/lease.js";
 import type { TakeoverDecision } from "../domain/takeover-policy.js";
 import type { AcquireOutcome, Store } from "../store/store.js";
 import type { AcquireOptions, ResolvedAcquire } from "./acquire-options.js";
+import { isTransientStoreError } from "../domain/errors.js";
 import { readClock, sleep } from "../process/clock.js";
+import { retryTransient } from "./store-retry.js";
 
 /** A waiter that stops refreshing its ticket (it died) drops out of line after this long. */
 const TICKET_TTL_MS = 3000;
@@ -39,8 +41,14 @@ export async function waitInQueue(
   const begin = readClock().mono;
   const deadline = begin + req.waitMs;
   const owner = req.owner;
-  const ticket = await store.enqueue(req.scope, TICKET_TTL_MS, owner);
+  // A dropped connection or a restarting server is waited out while the wait has time left.
+  const ticket = await retryTransient(
+    () => store.enqueue(req.scope, TICKET_TTL_MS, owner),
+    deadline,
+    options.signal,
+  );
   let last: WaitRefused = first;
+  let backoffMs = 0;
   let refreshedAt = readClock().mono;
   let reportedAt = -Infinity;
   let expiryNoted = first.reason === "expired" ? first.holder?.token : undefined;
@@ -48,43 +56,61 @@ export async function waitInQueue(
   try {
     for (;;) {
       const now = readClock().mono;
-      if (now - refreshedAt >= TICKET_TTL_MS / 3) {
-        await store.refreshTicket(ticket, TICKET_TTL_MS);
-        refreshedAt = now;
-      }
-      const p = await store.peek(req.scope, ticket);
-      const start = readClock();
-      if (p.free && p.waitersAhead === 0) {
-        const r = await store.acquire({ scope: req.scope, ttlMs: req.timing.ttlMs, owner, ticket });
-        if (r.ok) {
-          won = true;
-          return { ok: true, lease: r.lease, start };
+      try {
+        if (now - refreshedAt >= TICKET_TTL_MS / 3) {
+          await store.refreshTicket(ticket, TICKET_TTL_MS);
+          refreshedAt = now;
         }
-        last = r;
-      } else {
-        const expired = p.holder !== null && p.holder.expiresAt <= p.now;
-        last = {
-          ok: false,
-          reason: p.holder ? (expired ? "expired" : "held") : "queued",
-          holder: p.holder,
-          now: p.now,
-          waitersAhead: p.waitersAhead,
-          decision: last.decision,
-        };
-        if (expired && p.holder) {
-          if (expiryNoted !== p.holder.token) {
-            expiryNoted = p.holder.token;
-            await store.noteExpiry(p.holder.scope, p.holder.token);
+        const p = await store.peek(req.scope, ticket);
+        const start = readClock();
+        if (p.free && p.waitersAhead === 0) {
+          const r = await store.acquire({
+            scope: req.scope,
+            ttlMs: req.timing.ttlMs,
+            owner,
+            ticket,
+          });
+          if (r.ok) {
+            won = true;
+            return { ok: true, lease: r.lease, start };
           }
-          if (onExpired && p.waitersAhead === 0) {
-            const t = await onExpired(p.holder, ticket);
-            if (t && "lease" in t) {
-              won = true;
-              return { ok: true, lease: t.lease, start };
+          last = r;
+        } else {
+          const expired = p.holder !== null && p.holder.expiresAt <= p.now;
+          last = {
+            ok: false,
+            reason: p.holder ? (expired ? "expired" : "held") : "queued",
+            holder: p.holder,
+            now: p.now,
+            waitersAhead: p.waitersAhead,
+            decision: last.decision,
+          };
+          if (expired && p.holder) {
+            if (expiryNoted !== p.holder.token) {
+              expiryNoted = p.holder.token;
+              await store.noteExpiry(p.holder.scope, p.holder.token);
             }
-            if (t) last.decision = t.decision;
+            if (onExpired && p.waitersAhead === 0) {
+              const t = await onExpired(p.holder, ticket);
+              if (t && "lease" in t) {
+                won = true;
+                return { ok: true, lease: t.lease, start };
+              }
+              if (t) last.decision = t.decision;
+            }
           }
         }
+        backoffMs = 0;
+      } catch (e) {
+        if (!isTransientStoreError(e) || readClock().mono >= deadline) throw e;
+        backoffMs = Math.min(2000, Math.max(100, backoffMs * 2));
+        options.onWait?.({
+          scope: req.scope,
+          waitedMs: now - begin,
+          remainingMs: deadline - readClock().mono,
+          waitersAhead: last.waitersAhead,
+          message: `the store is unreachable (${(e as Error).message}); retrying`,
+        });
       }
       const left = deadline - readClock().mono;
       if (left <= 0) return last;
@@ -104,7 +130,7 @@ export async function waitInQueue(
               : blocking,
         });
       }
-      await sleep(Math.min(req.pollMs, left), options.signal);
+      await sleep(Math.min(Math.max(req.pollMs, backoffMs), left), options.signal);
     }
   } finally {
     if (!won) await store.dequeue(ticket).catch(() => undefined);

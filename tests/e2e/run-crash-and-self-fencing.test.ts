@@ -9,7 +9,7 @@ import { CLI, tempDir } from "../support/paths.js";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 await eachBackend("run: uncontrolled exits and self-fencing", (b) => {
-  test("a SIGKILLed run leaves its lease to expire; it blocks acquisition before and after expiry", async (t) => {
+  test("a SIGKILLed run leaves its lease to expire: it blocks acquisition while live, its command ends at the deadline (I11), then the lease is taken over with proof of death", async (t) => {
     const tmp = tempDir();
     t.after(tmp.cleanup);
     const pidFile = join(tmp.dir, "pid");
@@ -39,7 +39,7 @@ await eachBackend("run: uncontrolled exits and self-fencing", (b) => {
       await p.exited;
       assert.ok(
         isAlive(childPid),
-        "the wrapped command outlives a SIGKILLed quiesce (its work is still running)",
+        "the wrapped command outlives a SIGKILLed quiesce for now (its lease is still its own)",
       );
 
       const live = await cli(["run", "--store", url, "--lease", "s", "--", "true"]);
@@ -48,18 +48,23 @@ await eachBackend("run: uncontrolled exits and self-fencing", (b) => {
 
       const held = await showLease(url, "s");
       await sleep(Math.max(0, Date.parse(held!.expiresAt) - Date.now()) + 200);
-      const expired = await cli(["run", "--store", url, "--lease", "s", "--", "true"]);
-      assert.equal(expired.code, 75, "still blocked after expiry: nothing deletes it silently");
-      assert.match(expired.stderr, /expired .* ago .*never released.*takeover/);
-      const after = await showLease(url, "s");
-      assert.ok(after?.expired && after.token === 1 && after.owner.childPid === childPid);
+      assert.equal(isAlive(childPid), false, "its deadline guard ended the command by the expiry");
+      const next = await cli(["run", "--store", url, "--lease", "s", "--", "true"]);
+      assert.equal(next.code, 0, `taken over once the owner is shown gone: ${next.stderr}`);
       const ev = await events(url, "s");
+      const taken = ev.filter((e) => e.kind === "lease.taken_over");
+      assert.equal(taken.length, 1, "by a logged takeover, not silently");
+      assert.match(taken[0]!.message, /gone|dead|not running/i);
       assert.equal(
         ev.filter((e) => e.kind === "lease.expired").length,
         1,
         "the expiry is logged once",
       );
-      assert.equal(ev.filter((e) => e.kind === "lease.released").length, 0);
+      assert.equal(
+        ev.filter((e) => e.kind === "lease.released").length,
+        1,
+        "only the new run released",
+      );
     });
   });
 

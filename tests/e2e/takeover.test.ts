@@ -29,7 +29,7 @@ interface TakenOverDetail {
 }
 
 await eachBackend("takeover with proof of death (I5, I6)", (b) => {
-  test("a SIGKILLed run's lease: refused while live, refused while its command runs, taken over once it is gone", async (t) => {
+  test("a SIGKILLed run's lease: refused while live, refused while its command is still being stopped, taken over once it is gone", async (t) => {
     const tmp = tempDir();
     t.after(tmp.cleanup);
     const pidFile = join(tmp.dir, "pid");
@@ -42,10 +42,14 @@ await eachBackend("takeover with proof of death (I5, I6)", (b) => {
         "s",
         "--ttl",
         "4s",
+        // Its deadline guard TERMs it at the deadline (I11); it ignores TERM and lives through
+        // its grace, as a command with a long clean-up would: a live command blocks takeover.
+        "--grace",
+        "60s",
         "--",
         "sh",
         "-c",
-        `echo $$ > ${pidFile}; exec sleep 60`,
+        `trap '' TERM; echo $$ > ${pidFile}; exec sleep 60`,
       ]);
       await waitFor(
         "the command",
@@ -374,10 +378,12 @@ await eachBackend("takeover with proof of death (I5, I6)", (b) => {
         "alive",
         "--ttl",
         "1s",
+        "--grace",
+        "60s", // the command ignores its deadline guard's TERM and is alive through the grace
         "--",
         "sh",
         "-c",
-        `touch ${ready}; exec sleep 60`,
+        `trap '' TERM; touch ${ready}; exec sleep 60`,
       ]);
       await waitFor("the command", () => existsSync(ready));
       const h = await showLease(url, "alive");

@@ -26,7 +26,16 @@ export interface Fleet {
 
 export function makeFleet(
   n: number,
-  o: { gated?: readonly string[]; failing?: readonly string[]; groups?: number } = {},
+  o: {
+    gated?: readonly string[];
+    failing?: readonly string[];
+    groups?: number;
+    /**
+     * The patch ignores SIGTERM (a patch in a critical section that must not be cut short):
+     * a deadline guard's TERM leaves it running until the KILL at the end of `--grace`.
+     */
+    ignoreTerm?: boolean;
+  } = {},
 ): Fleet {
   const t = tempDir("quiesce-wave-");
   const dir = t.dir;
@@ -44,6 +53,7 @@ export function makeFleet(
   writeFileSync(
     script,
     `#!/bin/sh
+${o.ignoreTerm ? "trap '' TERM" : ""}
 echo "start $1" >> ${log}
 case "$1" in ${gated}) while [ -d ${dir} ] && [ ! -e ${dir}/gate-$1 ]; do sleep 0.05; done;; esac
 case "$1" in ${failing}) echo "E: could not patch $1"; exit 3;; esac

@@ -22,11 +22,16 @@ function assertOnce(counts: Map<string, number>, n: number, kind: string): void 
 await eachBackend("wave resume after the agent is SIGKILLed mid-batch", (b) => {
   test("50 hosts: a second agent takes over and finishes; every host patched exactly once, the host in flight settled by --check", (t) =>
     withLocation(b, "wave-resume", async (url) => {
-      const fleet = makeFleet(50, { gated: ["h23"] });
+      // h23's patch ignores TERM and the first agent gives its commands a long grace: its
+      // deadline guard TERMs it when the dead agent's host lease runs out (I11), and it goes on
+      // until the gate opens, as a patch that must not be cut short would.
+      const fleet = makeFleet(50, { gated: ["h23"], ignoreTerm: true });
       t.after(fleet.cleanup);
       await createWave(url, "w", fleet, ["--batch", "10"]);
       const check = ["--check", fleet.check];
-      const first = startCli(runArgs(url, "w", fleet, [...check, "--concurrency", "4"]));
+      const first = startCli(
+        runArgs(url, "w", fleet, [...check, "--concurrency", "4", "--grace", "60s"]),
+      );
       // h23 blocks mid-patch: batch 3 is in flight when the agent dies.
       await waitForLine(fleet, "start h23");
       process.kill(first.pid, "SIGKILL");
@@ -81,10 +86,12 @@ await eachBackend("wave resume after the agent is SIGKILLed mid-batch", (b) => {
 
   test("a zombie agent (SIGSTOPped past its TTL) writes nothing once it wakes: exit 76, no new host; the next agent settles its host", (t) =>
     withLocation(b, "wave-zombie", async (url) => {
-      const fleet = makeFleet(6, { gated: ["h2"] });
+      // h2's patch ignores the TERM its deadline guard sends while the agent is frozen, and
+      // lives through the long grace (see the test above).
+      const fleet = makeFleet(6, { gated: ["h2"], ignoreTerm: true });
       t.after(fleet.cleanup);
       await createWave(url, "w", fleet, ["--batch", "1"]);
-      const zombie = startCli(runArgs(url, "w", fleet, ["--check", fleet.check]));
+      const zombie = startCli(runArgs(url, "w", fleet, ["--check", fleet.check, "--grace", "60s"]));
       t.after(() => {
         if (isAlive(zombie.pid)) process.kill(zombie.pid, "SIGKILL");
       });

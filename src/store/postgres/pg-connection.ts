@@ -93,25 +93,38 @@ export function createPool(target: PgTarget): pg.Pool {
   return pool;
 }
 
+/**
+ * Errors that say the connection or the server went away, not that the request was wrong: a
+ * dropped or terminated connection (pg_terminate_backend, a restart), a server starting up or
+ * shutting down, too many connections. A caller with time left (a waiter) retries these.
+ */
+export function isTransientPgError(e: unknown): boolean {
+  const code = (e as { code?: unknown })?.code;
+  if (typeof code !== "string") return true; // node-postgres' own connection errors carry none
+  if (NETWORK_CODES.includes(code)) return true;
+  return code.startsWith("08") || ["57P01", "57P02", "57P03", "53300"].includes(code);
+}
+
+const NETWORK_CODES = [
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "ETIMEDOUT",
+  "ECONNRESET",
+  "EHOSTUNREACH",
+  "EAI_AGAIN",
+  "EPIPE",
+];
+
 /** Maps a node-postgres error to one sentence naming the store. */
 export function pgError(e: unknown, display: string, doing: string): QuiesceError {
   if (e instanceof QuiesceError) return e;
   const err = e as Error & { code?: string };
-  const network = [
-    "ECONNREFUSED",
-    "ENOTFOUND",
-    "ETIMEDOUT",
-    "ECONNRESET",
-    "EHOSTUNREACH",
-    "EAI_AGAIN",
-  ];
-  if (err.code !== undefined && network.includes(err.code)) {
+  const transient = isTransientPgError(e);
+  if (err.code !== undefined && NETWORK_CODES.includes(err.code)) {
     return new QuiesceError(
       ErrorCode.STORE_UNAVAILABLE,
       `cannot reach the PostgreSQL store ${display}: ${err.message}`,
-      {
-        cause: e,
-      },
+      { cause: e, details: { transient } },
     );
   }
   if (err.code === "3D000" || err.code === "28P01" || err.code === "28000") {
@@ -126,8 +139,6 @@ export function pgError(e: unknown, display: string, doing: string): QuiesceErro
   return new QuiesceError(
     ErrorCode.STORE_UNAVAILABLE,
     `the PostgreSQL store ${display} failed to ${doing}: ${err.message}`,
-    {
-      cause: e,
-    },
+    { cause: e, details: { transient } },
   );
 }
