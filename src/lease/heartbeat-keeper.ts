@@ -10,6 +10,11 @@ export interface KeeperEvents {
   onRenewError?: (error: unknown, leases: readonly Lease[]) => void;
 }
 
+/** How often the keeper compares the wall clock with the monotonic one (a resume from suspend). */
+const CLOCK_WATCH_MS = 250;
+/** A wall clock this much further ahead of the monotonic one than before means a suspend. */
+const CLOCK_JUMP_MS = 100;
+
 /** A self-rescheduling timer that only ever moves earlier until it fires (one at a time). */
 class WakeTimer {
   private timer: NodeJS.Timeout | null = null;
@@ -73,9 +78,14 @@ export class HeartbeatKeeper implements KeeperHooks {
   /** While failing: when to try again (monotonic ms). */
   private retryAt = 0;
 
+  /** Wall minus monotonic time at the last clock watch: a jump means a suspend (or a step). */
+  private clockOffset: number | null = null;
+  private clockWatch: NodeJS.Timeout | null = null;
+
   constructor(
     private readonly store: Store,
     private readonly events: KeeperEvents = {},
+    private readonly clock: () => ClockReading = readClock,
   ) {}
 
   get size(): number {
@@ -100,6 +110,35 @@ export class HeartbeatKeeper implements KeeperHooks {
       this.renewTimer.arm(lease.renewedAt.mono + lease.timing.heartbeatMs, now.mono);
     }
     this.deadlineTimer.arm(now.mono + lease.validityAt(now) + 1, now.mono);
+    this.watchClock();
+  }
+
+  /**
+   * Node's timers run on the monotonic clock, which stands still while the machine is
+   * suspended: after a resume, the deadline timer would fire only when its monotonic time comes.
+   * A short unref'd tick compares the wall clock with the monotonic one; when the wall clock
+   * moved ahead of it (a suspend), every lease's deadline is checked on the spot.
+   */
+  private watchClock(): void {
+    if (this.clockWatch !== null) return;
+    const first = this.clock();
+    this.clockOffset = first.wall - first.mono;
+    this.clockWatch = setInterval(() => this.onClockTick(), CLOCK_WATCH_MS);
+    this.clockWatch.unref();
+  }
+
+  /** @internal one tick of the clock watch (tests call it with a jumped clock). */
+  onClockTick(): void {
+    if (this.leases.size === 0 || this.stopped) {
+      if (this.clockWatch !== null) clearInterval(this.clockWatch);
+      this.clockWatch = null;
+      return;
+    }
+    const now = this.clock();
+    const offset = now.wall - now.mono;
+    const jumped = this.clockOffset !== null && offset - this.clockOffset > CLOCK_JUMP_MS;
+    this.clockOffset = offset;
+    if (jumped) this.loseExpired(now);
   }
 
   untrack(lease: Lease): void {
@@ -109,6 +148,8 @@ export class HeartbeatKeeper implements KeeperHooks {
   /** Idempotent. Leases stay held in the store; their owners release them. */
   stop(): void {
     this.stopped = true;
+    if (this.clockWatch !== null) clearInterval(this.clockWatch);
+    this.clockWatch = null;
     this.leases.clear();
     this.renewTimer.clear();
     this.deadlineTimer.clear();
@@ -131,7 +172,7 @@ export class HeartbeatKeeper implements KeeperHooks {
   private loseExpired(now: ClockReading): void {
     const late: Lease[] = [];
     for (const l of this.leases) if (l.validityAt(now) <= 0) late.push(l);
-    for (const l of late) void l.lost; // reading `lost` marks it (and untracks it)
+    for (const l of late) l.checkDeadline(now); // marks it lost (and untracks it)
   }
 
   private enforceDeadlines(): void {

@@ -198,12 +198,9 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     });
   }
 
-  private checkDeadline(): void {
-    if (
-      this.lossReason === null &&
-      !this.released &&
-      isPastLocalDeadline(this.window, readClock())
-    ) {
+  /** @internal marks the lease lost if its local deadline has passed at `now`. */
+  checkDeadline(now: ClockReading = readClock()): void {
+    if (this.lossReason === null && !this.released && isPastLocalDeadline(this.window, now)) {
       this.markLost(
         `no successful renewal within ${this.window.budgetMs} ms (TTL ${this.timing.ttlMs} ms minus a safety margin of ${this.timing.safetyMarginMs} ms)`,
       );

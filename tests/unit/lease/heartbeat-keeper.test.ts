@@ -248,3 +248,45 @@ describe("HeartbeatKeeper", () => {
     assert.equal(fake.calls.length, calls);
   });
 });
+
+describe("HeartbeatKeeper: a resume from suspend", () => {
+  test("a wall clock that jumped past the deadline while the monotonic one stood still loses the lease at the next clock tick, not at the deadline timer", () => {
+    const fake = new ScriptedStore();
+    const store = fake.asStore();
+    let jump = 0;
+    // The monotonic clock does not count a suspend; the wall clock does.
+    const clock = () => {
+      const r = readClock();
+      return { mono: r.mono, wall: r.wall + jump };
+    };
+    const keeper = new HeartbeatKeeper(store, {}, clock);
+    const timing = leaseTiming(30_000);
+    const lease = new Lease(store, record("s"), timing, clock());
+    keeper.track(lease);
+    keeper.onClockTick();
+    assert.equal(lease.signal.aborted, false, "no jump, nothing lost");
+    jump = 60_000; // a 60 s suspend: twice the TTL
+    keeper.onClockTick();
+    assert.equal(lease.signal.aborted, true, "the jump is noticed on the tick");
+    assert.match(lease.lostReason ?? "", /no successful renewal/);
+    keeper.stop();
+  });
+
+  test("a small jump (NTP slew) within the deadline loses nothing", () => {
+    const fake = new ScriptedStore();
+    const store = fake.asStore();
+    let jump = 0;
+    const clock = () => {
+      const r = readClock();
+      return { mono: r.mono, wall: r.wall + jump };
+    };
+    const keeper = new HeartbeatKeeper(store, {}, clock);
+    const lease = new Lease(store, record("s"), leaseTiming(30_000), clock());
+    keeper.track(lease);
+    keeper.onClockTick();
+    jump = 500;
+    keeper.onClockTick();
+    assert.equal(lease.signal.aborted, false);
+    keeper.stop();
+  });
+});

@@ -2,11 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import {
-  checkTemplate,
-  fillTemplate,
-  runShell,
-} from "../../../src/wave/shell-command.js";
+import { checkTemplate, fillTemplate, runShell } from "../../../src/wave/shell-command.js";
 import { shellQuote } from "../../../src/process/shell-quote.js";
 import { tempDir } from "../../support/paths.js";
 import { catchQuiesce } from "../helpers.js";
