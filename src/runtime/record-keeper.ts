@@ -2,7 +2,8 @@ import { ErrorCode, QuiesceError } from "../domain/errors.js";
 import { EventKind } from "../domain/event.js";
 import { describeFenceFailure } from "../domain/fencing.js";
 import type { RuntimeRecord, RuntimeWrite } from "../domain/runtime-record.js";
-import { assertRuntimeTransition, type RuntimeState } from "../domain/runtime-state.js";
+import { assertRuntimeTransition, RuntimeState } from "../domain/runtime-state.js";
+import type { MaintenancePolicy } from "../domain/maintenance-policy.js";
 import type { Lease } from "../lease/lease.js";
 import { hostIdentity } from "../process/process-identity.js";
 import type { JournalResult } from "../store/journal-store.js";
@@ -136,4 +137,24 @@ export class RecordKeeper {
       },
     };
   }
+}
+
+/**
+ * This process's identity on a runtime record, and the RUNNING record it writes on taking
+ * over (the agent runtime and the wave agent start their maintenance window alike).
+ */
+export function runningRecord(lease: Lease, policy: MaintenancePolicy) {
+  const mine = { incarnation: lease.runId, host: hostIdentity().host, pid: process.pid };
+  const running = {
+    ...mine,
+    state: RuntimeState.RUNNING,
+    maintenanceId: null,
+    acceptingWork: true,
+    activeRuns: 0,
+    startedAt: lease.record.acquiredAt,
+    deadlineAt: null,
+    policy,
+    reviewReason: null,
+  };
+  return { mine, running };
 }

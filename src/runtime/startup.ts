@@ -10,7 +10,7 @@ import type { RunRecovery } from "../journal/recover-run.js";
 import type { Provider } from "../journal/provider.js";
 import type { Leases } from "../lease/leases.js";
 import { hostIdentity } from "../process/process-identity.js";
-import { RecordKeeper } from "./record-keeper.js";
+import { RecordKeeper, runningRecord } from "./record-keeper.js";
 import { Runtime } from "./runtime.js";
 import { watchMaintenanceRequests, handleSignals } from "./watch.js";
 
@@ -102,18 +102,7 @@ async function begin(rt: Runtime): Promise<StartupReport> {
   const { runtime: prev } = await rt.store.journal.getRuntime(rt.id);
   const plan = startupPlan(prev && { state: prev.state, maintenanceId: prev.maintenanceId });
   const lease = rt.lease;
-  const mine = { incarnation: lease.runId, host: hostIdentity().host, pid: process.pid };
-  const running = {
-    ...mine,
-    state: RuntimeState.RUNNING,
-    maintenanceId: null,
-    acceptingWork: true,
-    activeRuns: 0,
-    startedAt: lease.record.acquiredAt,
-    deadlineAt: null,
-    policy: rt.policy,
-    reviewReason: null,
-  };
+  const { mine, running } = runningRecord(lease, rt.policy);
   if (prev === null) {
     rt.keeper = await RecordKeeper.create(rt.store, lease, {
       ...running,

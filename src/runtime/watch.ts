@@ -1,44 +1,26 @@
 import { RuntimeState } from "../domain/runtime-state.js";
 import { onStopSignals } from "../process/stop-signals.js";
+import { watchRequests } from "./request-watcher.js";
 import type { Runtime } from "./runtime.js";
 
 /**
- * Polls the runtime record for a maintenance request (`quiesce maintenance start` from another
- * process) and drains when one appears. A poll every `pollMs` (250 ms by default) means the
- * runtime notices within a second. Store errors are skipped: the lease keeper is what decides
- * whether this process may go on.
+ * Drains when a maintenance request (`quiesce maintenance start` from another process) appears
+ * on the runtime's record: polled every `pollMs` (250 ms by default), so the runtime notices
+ * within a second.
  */
 export function watchMaintenanceRequests(rt: Runtime, pollMs: number): void {
-  let timer: NodeJS.Timeout | null = null;
-  let stopped = false;
-  const tick = async () => {
-    timer = null;
-    if (stopped || rt.draining) return;
-    try {
-      const { runtime } = await rt.store.journal.getRuntime(rt.id);
-      const req = runtime?.request;
-      if (req && runtime?.state === RuntimeState.RUNNING && !rt.draining) {
-        void rt.drain({
-          maintenanceId: req.maintenanceId,
-          ...(req.drainTimeoutMs !== null ? { drainTimeoutMs: req.drainTimeoutMs } : {}),
-          reason: `maintenance requested by ${req.by}`,
-        });
-        return;
-      }
-    } catch {
-      /* the store is unreachable right now; try again next tick */
-    }
-    if (!stopped) {
-      timer = setTimeout(() => void tick(), pollMs);
-      timer.unref();
-    }
-  };
-  timer = setTimeout(() => void tick(), 0);
-  timer.unref();
-  rt.onEnd(() => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
+  const stop = watchRequests(rt.store, rt.id, pollMs, {
+    accepting: (record) => record.state === RuntimeState.RUNNING && !rt.draining,
+    done: () => rt.draining,
+    onRequest: (req) => {
+      void rt.drain({
+        maintenanceId: req.maintenanceId,
+        ...(req.drainTimeoutMs !== null ? { drainTimeoutMs: req.drainTimeoutMs } : {}),
+        reason: `maintenance requested by ${req.by}`,
+      });
+    },
   });
+  rt.onEnd(stop);
 }
 
 /**

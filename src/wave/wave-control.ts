@@ -3,11 +3,11 @@ import { waveRuntimeId, waveScope } from "../domain/wave-input.js";
 import { RuntimeState, startupPlan } from "../domain/runtime-state.js";
 import type { MaintenancePolicy } from "../domain/maintenance-policy.js";
 import type { Lease } from "../lease/lease.js";
-import { hostIdentity } from "../process/process-identity.js";
-import { RecordKeeper } from "../runtime/record-keeper.js";
+import { RecordKeeper, runningRecord } from "../runtime/record-keeper.js";
 import { Notifier } from "../process/notifier.js";
 import type { Store } from "../store/store.js";
 import { onStopSignals } from "../process/stop-signals.js";
+import { watchRequests } from "../runtime/request-watcher.js";
 
 export interface ControlOptions {
   wave: string;
@@ -56,19 +56,12 @@ export class WaveControl {
     const id = waveRuntimeId(o.wave);
     const { runtime: prev } = await store.journal.getRuntime(id);
     const plan = startupPlan(prev && { state: prev.state, maintenanceId: prev.maintenanceId });
-    const mine = { incarnation: lease.runId, host: hostIdentity().host, pid: process.pid };
+    const { mine, running: base } = runningRecord(lease, o.policy);
     const running = {
-      ...mine,
-      state: RuntimeState.RUNNING,
-      maintenanceId: null,
-      acceptingWork: true,
-      activeRuns: 0,
-      startedAt: lease.record.acquiredAt,
-      deadlineAt: null,
-      policy: o.policy,
-      reviewReason: null,
+      ...base,
       note: `wave agent: ${plan.found}`,
     };
+
     let keeper: RecordKeeper;
     if (prev === null) {
       keeper = await RecordKeeper.create(store, lease, {
@@ -180,36 +173,24 @@ export class WaveControl {
   }
 
   private watch(): void {
-    let timer: NodeJS.Timeout | null = null;
-    let stopped = false;
-    const tick = async () => {
-      timer = null;
-      if (stopped || this.draining) return;
-      try {
-        const { runtime } = await this.store.journal.getRuntime(this.keeper.record.runtimeId);
-        const req = runtime?.request;
-        if (req && !this.draining && !this.lease.lost) {
-          await this.drain(
-            `stop requested by ${req.by} (${req.maintenanceId})`,
-            req.maintenanceId,
-            req.drainTimeoutMs,
-          );
-          return;
-        }
-      } catch {
-        /* the store is unreachable right now; the lease keeper decides whether we go on */
-      }
-      if (!stopped) {
-        timer = setTimeout(() => void tick(), this.o.pollMs);
-        timer.unref();
-      }
-    };
-    timer = setTimeout(() => void tick(), this.o.pollMs);
-    timer.unref();
-    this.cleanups.push(() => {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-    });
+    this.cleanups.push(
+      watchRequests(
+        this.store,
+        this.keeper.record.runtimeId,
+        this.o.pollMs,
+        {
+          accepting: () => !this.draining && !this.lease.lost,
+          done: () => this.draining,
+          onRequest: (req) =>
+            this.drain(
+              `stop requested by ${req.by} (${req.maintenanceId})`,
+              req.maintenanceId,
+              req.drainTimeoutMs,
+            ),
+        },
+        this.o.pollMs,
+      ),
+    );
     if (!this.o.signals) return;
     this.cleanups.push(
       onStopSignals({
