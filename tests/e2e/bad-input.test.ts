@@ -38,6 +38,18 @@ describe("bad input", () => {
       stderr: /missing required argument 'cmd'/,
     },
     {
+      name: "a remote grace shorter than the grace plus the margin (I11)",
+      args: ["run", "--lease", "s", "--grace", "10s", "--remote-grace", "0s", "--", "true"],
+      code: 2,
+      stderr: /--remote-grace: 0ms is shorter than --grace 10s plus the safety margin 3s.*use at least 13s/,
+    },
+    {
+      name: "wave run: a remote grace shorter than the grace plus the margin",
+      args: ["wave", "run", "w", "--patch", "true", "--grace", "30s", "--remote-grace", "20s"],
+      code: 2,
+      stderr: /--remote-grace: 20s is shorter than --grace 30s plus the safety margin/,
+    },
+    {
       name: "duration 90x",
       args: ["run", "--lease", "s", "--ttl", "90x", "--", "true"],
       code: 2,
