@@ -41,7 +41,8 @@ describe("bad input", () => {
       name: "a remote grace shorter than the grace plus the margin (I11)",
       args: ["run", "--lease", "s", "--grace", "10s", "--remote-grace", "0s", "--", "true"],
       code: 2,
-      stderr: /--remote-grace: 0ms is shorter than --grace 10s plus the safety margin 3s.*use at least 13s/,
+      stderr:
+        /--remote-grace: 0ms is shorter than --grace 10s plus the safety margin 3s.*use at least 13s/,
     },
     {
       name: "wave run: a remote grace shorter than the grace plus the margin",
