@@ -35,6 +35,16 @@ export { TakeoverProcedure, type TakeoverAttempt, type AlertEmitter } from "./le
 export { reconcileExpired, type ReconcileEntry, type ReconcileOptions } from "./lease/reconcile.js";
 export { breakLease, type BreakOptions, type BreakResult } from "./lease/break-lease.js";
 export { runCheck, type CheckReport, type CheckFinding } from "./ops/check.js";
+export {
+  runAudit,
+  DEFAULT_AUDIT_ROOTS,
+  type AuditOptions,
+  type AuditReport,
+  type AuditLock,
+  type AuditIdiom,
+  type AuditAccept,
+} from "./ops/audit/audit.js";
+export { LockKind, Verdict } from "./domain/legacy-lock.js";
 export type { TakeoverDecision, TakeoverPolicy } from "./domain/takeover-policy.js";
 export type { ProbeResult, ProbeVerdict } from "./domain/probe.js";
 export type { Alert } from "./domain/alert.js";
