@@ -6,7 +6,8 @@ import { checkText, describeValue, FieldProblem } from "./field-checks.js";
  * FieldProblem whose message is the predicate, as every field check does.
  */
 export function checkPathList(v: unknown): string[] {
-  if (!Array.isArray(v)) throw new FieldProblem(`expected a list of paths, got ${describeValue(v)}`);
+  if (!Array.isArray(v))
+    throw new FieldProblem(`expected a list of paths, got ${describeValue(v)}`);
   return v.map((p, i) => absolutePath(p, `item ${i + 1}`));
 }
 
@@ -17,9 +18,7 @@ export interface AcceptEntry {
 
 export function checkAcceptList(v: unknown): AcceptEntry[] {
   if (!Array.isArray(v))
-    throw new FieldProblem(
-      `expected a list of { path, reason } entries, got ${describeValue(v)}`,
-    );
+    throw new FieldProblem(`expected a list of { path, reason } entries, got ${describeValue(v)}`);
   return v.map((e, i) => {
     const item = `item ${i + 1}`;
     if (e === null || typeof e !== "object" || Array.isArray(e))

@@ -93,7 +93,10 @@ export function judgeLock(f: LockFacts, now: number): LockJudgement {
   }
   if (f.pid !== null && f.process) {
     if (!f.process.alive)
-      return { verdict: Verdict.STALE, evidence: `pid ${f.pid} is not running (written ${age} ago)` };
+      return {
+        verdict: Verdict.STALE,
+        evidence: `pid ${f.pid} is not running (written ${age} ago)`,
+      };
     const started = f.process.startedAt;
     if (started === null)
       return {

@@ -110,11 +110,26 @@ function fdPaths(lines: readonly string[]): Map<string, string> {
 }
 
 /** Options of flock(1) and lockfile(1) that take a value. */
-const VALUE_OPTS = new Set(["-w", "--wait", "--timeout", "-E", "--conflict-exit-code", "-r", "-l", "-s"]);
+const VALUE_OPTS = new Set([
+  "-w",
+  "--wait",
+  "--timeout",
+  "-E",
+  "--conflict-exit-code",
+  "-r",
+  "-l",
+  "-s",
+]);
 
 /** `flock -n -w 5 /var/lock/x.lock cmd args` -> the path and the command after it. */
-function splitLockCommand(rest: string, idiom: Idiom): { path: string | null; command: string | null } {
-  const t = rest.trim().split(/\s+/).filter((x) => x !== "");
+function splitLockCommand(
+  rest: string,
+  idiom: Idiom,
+): { path: string | null; command: string | null } {
+  const t = rest
+    .trim()
+    .split(/\s+/)
+    .filter((x) => x !== "");
   let i = 0;
   while (i < t.length && t[i]!.startsWith("-") && !/^-\d+$/.test(t[i]!)) {
     if (VALUE_OPTS.has(t[i]!)) i++;
@@ -132,7 +147,12 @@ function splitLockCommand(rest: string, idiom: Idiom): { path: string | null; co
 const SHELL_OPERATORS = new Set(["||", "&&", ";", "|", "&"]);
 
 function baseName(p: string): string {
-  return p.split("/").filter((x) => x !== "").pop() ?? "";
+  return (
+    p
+      .split("/")
+      .filter((x) => x !== "")
+      .pop() ?? ""
+  );
 }
 
 function unquote(s: string): string {

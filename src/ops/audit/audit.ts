@@ -155,10 +155,8 @@ function namedRoot(p: string, what: string): AuditRoot {
     real = realpathSync(path);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR")
-      throw invalidInput(`${what}: ${p} does not exist`);
+    if (code === "ENOENT" || code === "ENOTDIR") throw invalidInput(`${what}: ${p} does not exist`);
     throw invalidInput(`${what}: ${p} ${unreadable(e).replace(/; skipped$/, "")}`);
   }
   return { path, real, depth: AUDIT_DEPTH };
 }
-

@@ -22,7 +22,8 @@ export function inspectLock(
   proc: ProcFacts,
   now: number,
 ): InspectedLock {
-  const text = f.kind === LockKind.LOCK_DIR ? pidFileIn(f.real) : readPrefix(f.real, LOCK_PREFIX_BYTES);
+  const text =
+    f.kind === LockKind.LOCK_DIR ? pidFileIn(f.real) : readPrefix(f.real, LOCK_PREFIX_BYTES);
   const pid = text === null ? null : pidFromText(text);
   const st = lstatSync(f.real, { bigint: true });
   const { major, minor } = devMajorMinor(st.dev);
