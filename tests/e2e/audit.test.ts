@@ -1,9 +1,17 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { cli } from "../support/cli.js";
+import { cli, waitFor } from "../support/cli.js";
 import { CLI, tempDir } from "../support/paths.js";
 
 interface AuditJson {
@@ -24,14 +32,29 @@ interface AuditJson {
 
 const children: ChildProcess[] = [];
 after(() => {
-  for (const c of children) c.kill("SIGKILL");
+  for (const c of children) {
+    try {
+      process.kill(-c.pid!, "SIGKILL"); // its whole group: flock's child too
+    } catch {
+      // already gone
+    }
+  }
 });
 
-/** A live process of our own (killed after the tests). */
+/** A live process of our own in its own group (killed after the tests). */
 function liveProcess(args = ["sleep", "600"]): ChildProcess {
-  const c = spawn(args[0]!, args.slice(1), { stdio: ["ignore", "pipe", "ignore"] });
+  const c = spawn(args[0]!, args.slice(1), { stdio: "ignore", detached: true });
+  c.unref();
   children.push(c);
   return c;
+}
+
+/** Whether /proc/locks lists a lock on this file's inode. */
+function lockedInProc(path: string): boolean {
+  const ino = String(statSync(path).ino);
+  return readFileSync("/proc/locks", "utf8")
+    .split("\n")
+    .some((l) => l.includes(`:${ino} `) && !l.includes("->"));
 }
 
 const deadPid = () =>
@@ -57,13 +80,8 @@ async function tree() {
   utimesSync(join(root, "reused.pid"), hourAgo, hourAgo);
   // Held with flock(1) by a live process; what it contains does not matter.
   writeFileSync(join(root, "held.lock"), `${deadPid()}\n`);
-  const holder = liveProcess([
-    "flock",
-    join(root, "held.lock"),
-    "-c",
-    "echo locked; exec sleep 600",
-  ]);
-  await new Promise<void>((resolve) => holder.stdout!.once("data", () => resolve()));
+  const holder = liveProcess(["flock", join(root, "held.lock"), "sleep", "600"]);
+  await waitFor("flock to hold the file", () => lockedInProc(join(root, "held.lock")));
   writeFileSync(join(root, "maintenance.flag"), "");
   mkdirSync(join(root, "deploy.lock"));
   writeFileSync(join(root, "known.flag"), "");
