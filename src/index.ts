@@ -103,6 +103,13 @@ export type { WaveRunOptions } from "./wave/run-options.js";
 export type { WaveHooks, WaveRunResult, WaveSnapshot } from "./wave/wave-agent.js";
 export { waveStatus, listWaves, type WaveStatus } from "./wave/wave-status.js";
 export { stopWave, waitForWaveStop } from "./wave/stop-wave.js";
+export {
+  retryWave,
+  deleteWave,
+  type RetryWaveInput,
+  type RetryWaveResult,
+} from "./wave/wave-admin.js";
+export { pruneStore, type PruneReport } from "./ops/prune.js";
 export type { CommandRunner, CommandRun, CommandExit } from "./wave/shell-command.js";
 export { HostState, WaveState } from "./domain/wave-state.js";
 export type { WaveStore, WaveRecord, WaveHostRecord } from "./store/wave-store.js";

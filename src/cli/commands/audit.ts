@@ -10,14 +10,16 @@ export function registerAudit(program: Command): void {
     .command("audit")
     .summary("inventory legacy lock files, pid files, flags and lock idioms in scripts")
     .description(
-      "Inventory what quiesce replaces: lock files (*.lock, *.lck, LOCK), pid files, maintenance\n" +
-        "flags (*maintenance*, *.flag) and mkdir-style lock directories, each judged live, stale\n" +
-        "or unknown with its evidence (the pid inside, /proc/locks); and the lock idioms in shell\n" +
-        "scripts, crontabs and systemd units, each with the `quiesce run --lease` line that\n" +
-        "replaces it. Without PATH: /run, /var/run, /var/lock, /run/lock, /tmp (top level),\n" +
-        "/etc/cron.d, /etc/systemd/system and audit.paths of quiesce.yaml. audit.accept there\n" +
-        "(path + reason) documents a known lock. Reads only the first bytes of a file, never\n" +
-        "follows a symlink, notes what it cannot read.\n" +
+      "Inventory what quiesce replaces: lock files (*.lock, *.lck, LOCK), pid\n" +
+        "files, maintenance flags (*maintenance*, *.flag) and mkdir-style lock\n" +
+        "directories, each judged live, stale or unknown with its evidence (the\n" +
+        "pid inside, /proc/locks); and the lock idioms in shell scripts, crontabs\n" +
+        "and systemd units, each with the `quiesce run --lease` line that\n" +
+        "replaces it. Without PATH: /run, /var/run, /var/lock, /run/lock, /tmp\n" +
+        "(top level), /etc/cron.d, /etc/systemd/system and audit.paths of\n" +
+        "quiesce.yaml; audit.accept there (path + reason) documents a known lock.\n" +
+        "Reads only the first bytes of a file, never follows a symlink, and notes\n" +
+        "what it cannot read.\n" +
         "Exit 0 every lock live or accepted, 1 some stale or unknown, 2 bad input.",
     )
     .argument("[paths...]", "files or directories to audit instead of the default roots")
