@@ -1,7 +1,7 @@
 import { formatDuration } from "../domain/duration.js";
 import { invalidInput } from "../domain/errors.js";
 import { EventKind } from "../domain/event.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import type { PruneResult, Store } from "../store/store.js";
 
 export interface PruneReport extends PruneResult {

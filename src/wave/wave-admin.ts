@@ -3,7 +3,7 @@ import { EventKind, type EventInput } from "../domain/event.js";
 import { describeOwner } from "../domain/lease.js";
 import { validateWaveName, waveScope } from "../domain/wave-input.js";
 import { HostState } from "../domain/wave-state.js";
-import { hostIdentity } from "../lease/process-identity.js";
+import { hostIdentity } from "../process/process-identity.js";
 import type { Store } from "../store/store.js";
 import type { WaveAdminOutcome } from "../store/wave-store.js";
 
