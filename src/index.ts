@@ -35,6 +35,16 @@ export { TakeoverProcedure, type TakeoverAttempt, type AlertEmitter } from "./le
 export { reconcileExpired, type ReconcileEntry, type ReconcileOptions } from "./lease/reconcile.js";
 export { breakLease, type BreakOptions, type BreakResult } from "./lease/break-lease.js";
 export { runCheck, type CheckReport, type CheckFinding } from "./ops/check.js";
+export {
+  runAudit,
+  DEFAULT_AUDIT_ROOTS,
+  type AuditOptions,
+  type AuditReport,
+  type AuditLock,
+  type AuditIdiom,
+  type AuditAccept,
+} from "./ops/audit/audit.js";
+export { LockKind, Verdict } from "./domain/legacy-lock.js";
 export type { TakeoverDecision, TakeoverPolicy } from "./domain/takeover-policy.js";
 export type { ProbeResult, ProbeVerdict } from "./domain/probe.js";
 export type { Alert } from "./domain/alert.js";
@@ -93,6 +103,13 @@ export type { WaveRunOptions } from "./wave/run-options.js";
 export type { WaveHooks, WaveRunResult, WaveSnapshot } from "./wave/wave-agent.js";
 export { waveStatus, listWaves, type WaveStatus } from "./wave/wave-status.js";
 export { stopWave, waitForWaveStop } from "./wave/stop-wave.js";
+export {
+  retryWave,
+  deleteWave,
+  type RetryWaveInput,
+  type RetryWaveResult,
+} from "./wave/wave-admin.js";
+export { pruneStore, type PruneReport } from "./ops/prune.js";
 export type { CommandRunner, CommandRun, CommandExit } from "./wave/shell-command.js";
 export { HostState, WaveState } from "./domain/wave-state.js";
 export type { WaveStore, WaveRecord, WaveHostRecord } from "./store/wave-store.js";

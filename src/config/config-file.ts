@@ -13,6 +13,7 @@ import {
   describeValue,
   FieldProblem,
 } from "./field-checks.js";
+import { checkAcceptList, checkPathList, type AcceptEntry } from "./audit-fields.js";
 
 /** quiesce.yaml, read: durations in ms, keys in camelCase. Every field is optional. */
 export interface ConfigFile {
@@ -30,6 +31,8 @@ export interface ConfigFile {
     remoteGraceMs?: number | null;
   };
   check?: { maxHoldMs?: number };
+  /** `quiesce audit`: more roots, and legacy locks that are known and documented. */
+  audit?: { paths?: string[]; accept?: AcceptEntry[] };
 }
 
 export const WEBHOOK_RETRIES = { min: 1, max: 10 } as const;
@@ -47,7 +50,8 @@ const webhookKeys = ["url", "timeout", "retries"] as const;
 const alertsKeys = ["webhook", "command"] as const;
 const takeoverKeys = ["probe", "probe_timeout", "remote_grace"] as const;
 const checkKeys = ["max_hold"] as const;
-const rootKeys = ["store", "system", "alerts", "takeover", "check"] as const;
+const auditKeys = ["paths", "accept"] as const;
+const rootKeys = ["store", "system", "alerts", "takeover", "check", "audit"] as const;
 
 let fileSchema: ReturnType<typeof buildSchema> | undefined;
 
@@ -90,6 +94,7 @@ function buildSchema(z: Zod) {
     alerts: section(alertsShape),
     takeover: section(takeoverShape),
     check: section(checkShape),
+    audit: section({ paths: optional(checkPathList), accept: optional(checkAcceptList) }),
   };
   return z.strictObject(rootShape);
 }
@@ -101,6 +106,7 @@ const ACCEPTS: Record<string, readonly string[]> = {
   "alerts.webhook": webhookKeys,
   takeover: takeoverKeys,
   check: checkKeys,
+  audit: auditKeys,
 };
 
 function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
@@ -150,7 +156,7 @@ export function parseConfigText(text: string, file: string): ConfigFile {
     const first = parsed.error.issues[0];
     throw invalidInput(`${file}: ${first ? describeIssue(first, data) : "is not valid"}`);
   }
-  const { store, system, alerts, takeover, check } = parsed.data;
+  const { store, system, alerts, takeover, check, audit } = parsed.data;
   const out: ConfigFile = {};
   if (store !== undefined) out.store = store;
   if (system !== undefined) out.system = system;
@@ -169,6 +175,7 @@ export function parseConfigText(text: string, file: string): ConfigFile {
     });
   }
   if (check) out.check = dropUndefined({ maxHoldMs: check.max_hold });
+  if (audit) out.audit = dropUndefined({ paths: audit.paths, accept: audit.accept });
   return out;
 }
 

@@ -47,6 +47,8 @@ export interface ResolvedConfig {
   /** Shaped as lease/leases.ts TakeoverConfig, so it can be passed as is. */
   takeover: { probe: string | null; probeTimeoutMs: number; remoteGraceMs: number | null };
   check: { maxHoldMs: number | null };
+  /** `audit:` of quiesce.yaml (no flag or variable sets these). */
+  audit: { paths: string[]; accept: { path: string; reason: string }[] };
   /** Where each setting came from (`quiesce config`-style output, debugging). */
   sources: Record<SettingName, ConfigSource>;
 }
@@ -194,6 +196,7 @@ export function resolveConfig(
       remoteGraceMs: remoteGrace === undefined ? CONFIG_DEFAULTS.remoteGraceMs : remoteGrace.value,
     },
     check: { maxHoldMs: maxHold?.value ?? null },
+    audit: { paths: file.audit?.paths ?? [], accept: file.audit?.accept ?? [] },
     sources: {
       store: source(store),
       system: source(system),

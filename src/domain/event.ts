@@ -49,6 +49,12 @@ export const EventKind = {
   WaveStateChanged: "wave.state",
   /** A host of a wave reached succeeded, failed, unfinished, needs_review or skipped. */
   WaveHostChanged: "wave.host",
+  /** `wave retry`: failed hosts were put back to pending; detail lists them. */
+  WaveRetried: "wave.retried",
+  /** `wave delete`: a wave and its hosts were deleted. */
+  WaveDeleted: "wave.deleted",
+  /** `store prune`: finished runs, waves and old events were deleted; detail has the counts. */
+  StorePruned: "store.pruned",
 } as const;
 export type EventKind = (typeof EventKind)[keyof typeof EventKind];
 

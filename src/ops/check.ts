@@ -18,7 +18,8 @@ export interface CheckFinding {
     | "no_expiry"
     | "takeover_refused"
     | "wave_needs_review"
-    | "wave_halted";
+    | "wave_halted"
+    | "legacy_lock";
   scope: string;
   message: string;
 }
@@ -47,7 +48,12 @@ const MARKER = "check.last";
  */
 export async function runCheck(
   store: Store,
-  o: { maxHoldMs: number | null; record: boolean },
+  o: {
+    maxHoldMs: number | null;
+    record: boolean;
+    /** Findings of other sources (legacy locks: src/ops/audit/legacy-lock-findings.ts). */
+    extraFindings?: readonly CheckFinding[];
+  },
 ): Promise<CheckReport> {
   const { leases, now } = await store.listLeases();
   const lastRaw = await store.readMarker(MARKER);
@@ -65,6 +71,7 @@ export async function runCheck(
   for (const [scope, message] of lastRefusal)
     findings.push({ severity: "warning", code: "takeover_refused", scope, message });
   const waves = await judgeWaves(store, findings);
+  findings.push(...(o.extraFindings ?? []));
   if (o.record) await store.writeMarker(MARKER, String(now));
   const status = findings.some((f) => f.severity === "critical")
     ? CheckStatus.CRITICAL

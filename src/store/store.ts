@@ -97,8 +97,26 @@ export interface Store {
   readMarker(name: string): Promise<string | null>;
   writeMarker(name: string, value: string): Promise<void>;
 
+  /**
+   * `store prune`: deletes what is finished and older than `olderThanMs` on the store's clock
+   * (runs completed or failed, with their effects; completed waves, with their hosts; events),
+   * then records the event `event(result)` builds (kept: it is newer), in one commit. Nothing a
+   * person still has to look at (runs in review or suspended, halted or stopped waves, leases)
+   * is touched.
+   */
+  prune(olderThanMs: number, event: (r: PruneResult) => EventInput): Promise<PruneResult>;
+
   info(): Promise<StoreInfo>;
   close(): Promise<void>;
+}
+
+export interface PruneResult {
+  runs: number;
+  effects: number;
+  waves: number;
+  events: number;
+  /** The cutoff on the store clock, epoch ms. */
+  before: number;
 }
 
 export interface AcquireRequest {

@@ -97,3 +97,12 @@ export function waveFencedEvent(w: WaveWrite, scope: string, reason: string): Ev
     detail: { reason, write: w.kind, wave: w.wave, ...(w.kind === "host" ? { host: w.host } : {}) },
   };
 }
+
+/** The event, with the retried hosts in its detail. */
+export function withHosts(e: EventInput, hosts: readonly string[]): EventInput {
+  return {
+    ...e,
+    message: `${e.message}: ${hosts.join(", ")}`,
+    detail: { ...(e.detail ?? {}), hosts },
+  };
+}

@@ -25,7 +25,30 @@ export interface WaveStore {
    * fsync). Each is judged on its own; the result at index i is write i's.
    */
   apply(writes: readonly WaveWrite[]): Promise<WaveWriteResult[]>;
+
+  /**
+   * `wave retry`: puts the listed hosts that are `failed` back to `pending` and deletes their
+   * journal runs (the next agent patches them afresh), a completed wave becomes `stopped` (so
+   * it can run again), and `event` is recorded: one commit. Refused (`running`) while an agent
+   * holds the wave's lease unexpired, checked in the same transaction; the lease row is locked
+   * so no agent can take it meanwhile. `hosts` of the result are those that were retried.
+   */
+  retryHosts(name: string, hosts: readonly string[], event: EventInput): Promise<WaveAdminOutcome>;
+
+  /** `wave delete`: the wave, its hosts and their journal runs, and the agent's runtime
+   * record, with `event`, in one commit; refused (`running`) as retryHosts is. */
+  deleteWave(name: string, event: EventInput): Promise<WaveAdminOutcome>;
 }
+
+export type WaveAdminOutcome =
+  | { ok: true; hosts: string[]; now: number }
+  | {
+      ok: false;
+      /** `missing`: no such wave; `running`: its agent holds the wave's lease. */
+      reason: "missing" | "running";
+      holder: LeaseRecord | null;
+      now: number;
+    };
 
 export interface WaveDefinition {
   name: string;

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { invalidInput, isQuiesceError } from "../../domain/errors.js";
 import { checkPrometheus, checkText } from "../../ops/check-output.js";
 import { CheckStatus, runCheck } from "../../ops/check.js";
+import { legacyLockFindings } from "../../ops/audit/legacy-lock-findings.js";
 import { printJson } from "../output.js";
 import { withLeases, withStore } from "../context.js";
 
@@ -13,6 +14,7 @@ interface CheckFlags {
   config?: string;
   record: boolean;
   store?: string;
+  audit?: string[];
 }
 
 export function registerCheck(program: Command): void {
@@ -30,7 +32,11 @@ export function registerCheck(program: Command): void {
         "--max-hold <duration>",
         "warn about leases held longer than this (default 12h; env QUIESCE_MAX_HOLD)",
       )
-      .option("--no-record", "do not move the 'since the last check' mark"),
+      .option("--no-record", "do not move the 'since the last check' mark")
+      .option(
+        "--audit <paths...>",
+        "also warn about stale or unknown legacy locks under these paths (default: audit.paths of quiesce.yaml)",
+      ),
   ).action(async (flags: CheckFlags) => {
     if (!["text", "json", "prometheus"].includes(flags.format)) {
       throw invalidInput(`--format: "${flags.format}" is not one of text, json, prometheus`);
@@ -39,7 +45,11 @@ export function registerCheck(program: Command): void {
     try {
       status = await withLeases(flags, async (leases, session) => {
         const maxHoldMs = session.config.check.maxHoldMs ?? DEFAULT_MAX_HOLD_MS;
-        const r = await runCheck(leases.store, { maxHoldMs, record: flags.record });
+        const extraFindings = await legacyLockFindings({
+          paths: flags.audit ?? session.config.audit.paths,
+          accept: session.config.audit.accept,
+        });
+        const r = await runCheck(leases.store, { maxHoldMs, record: flags.record, extraFindings });
         if (flags.format === "json") printJson(r);
         else if (flags.format === "prometheus") process.stdout.write(await checkPrometheus(r));
         else process.stdout.write(checkText(r));

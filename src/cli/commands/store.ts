@@ -1,4 +1,7 @@
 import type { Command } from "commander";
+import { parseDuration } from "../../domain/duration.js";
+import { operatorName } from "../../journal/inspect.js";
+import { pruneStore } from "../../ops/prune.js";
 import { printJson } from "../output.js";
 import { withLeases, withStore } from "../context.js";
 
@@ -34,4 +37,33 @@ export function registerStore(program: Command): void {
       .description("create or upgrade the schema now (every command does it on first use)")
       .option("--json", "JSON output"),
   ).action(info);
+  withStore(
+    store
+      .command("prune")
+      .summary("delete finished runs, completed waves and events older than --older-than")
+      .description(
+        "Delete runs that completed or failed (with their effects), completed\n" +
+          "waves (with their hosts) and events older than --older-than on the\n" +
+          "store's clock, in one commit, and say how much went (a store.pruned\n" +
+          "event records it). Runs in review or suspended, halted or stopped waves\n" +
+          "and leases are kept whatever their age.",
+      )
+      .requiredOption("--older-than <duration>", "e.g. 90d, 30d, 12h")
+      .option("--json", "JSON output"),
+  ).action(async (flags: { olderThan: string; json?: boolean; store?: string }) => {
+    const olderThanMs = parseDuration(flags.olderThan, "--older-than");
+    await withLeases(flags, async (leases) => {
+      const r = await pruneStore(leases.store, { olderThanMs, by: operatorName() });
+      if (flags.json)
+        printJson({
+          runs: r.runs,
+          effects: r.effects,
+          waves: r.waves,
+          events: r.events,
+          olderThanMs: r.olderThanMs,
+          before: new Date(r.before).toISOString(),
+        });
+      else process.stdout.write(`${r.message}\n`);
+    });
+  });
 }

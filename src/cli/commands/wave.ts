@@ -15,6 +15,7 @@ import { printJson } from "../output.js";
 import { withLeases, withStore } from "../context.js";
 import { registerWaveRun } from "./wave-run.js";
 import { registerWaveStatus } from "./wave-status.js";
+import { registerWaveAdmin } from "./wave-admin.js";
 
 interface CreateFlags {
   hosts?: string;
@@ -31,7 +32,7 @@ interface CreateFlags {
 export function registerWave(program: Command): void {
   const wave = program
     .command("wave")
-    .summary("rolling patch waves across hosts: create, run, resume, status, stop")
+    .summary("rolling patch waves across hosts: create, run, resume, status, stop, retry, delete")
     .description(
       "A wave patches hosts in batches, each under its own lease (host:NAME).\n" +
         "Host states are durable: pending -> running -> succeeded | failed |\n" +
@@ -86,6 +87,7 @@ export function registerWave(program: Command): void {
 
   registerWaveRun(wave);
   registerWaveStatus(wave);
+  registerWaveAdmin(wave);
 
   withStore(
     wave

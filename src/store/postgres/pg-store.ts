@@ -23,6 +23,7 @@ import type {
   StateEntry,
   Store,
   StoreInfo,
+  PruneResult,
   TakeoverOutcome,
   TakeoverRequest,
 } from "../store.js";
@@ -31,7 +32,8 @@ import { LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
 import * as sql from "./pg-statements.js";
 import { PgJournal } from "./pg-journal.js";
 import { PgWaves } from "./pg-waves.js";
-import { eventValues, readRows } from "./pg-tx.js";
+import { eventValues, inTransaction, readRows } from "./pg-tx.js";
+import { pgPrune } from "./pg-wave-admin.js";
 
 type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean | null };
 
@@ -343,6 +345,12 @@ export class PgStore implements Store {
       "write a marker",
       "INSERT INTO quiesce_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
       [`marker:${name}`, value],
+    );
+  }
+
+  prune(olderThanMs: number, event: (r: PruneResult) => EventInput): Promise<PruneResult> {
+    return inTransaction(this.pool, this.target.display, "prune the store", (q) =>
+      pgPrune(q, olderThanMs, event),
     );
   }
 

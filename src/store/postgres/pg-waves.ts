@@ -18,10 +18,13 @@ import type {
   WaveStore,
   WaveSummary,
   WaveWrite,
+  WaveAdminOutcome,
   WaveWriteResult,
 } from "../wave-store.js";
 import { inTransaction, insertEvent, readRows, type Query } from "./pg-tx.js";
 import * as sql from "./pg-wave-statements.js";
+import { pgDeleteWave, pgRetryHosts } from "./pg-wave-admin.js";
+import type { EventInput } from "../../domain/event.js";
 
 /** Waves on PostgreSQL: a batch of writes is one transaction on one pooled connection. */
 export class PgWaves implements WaveStore {
@@ -105,6 +108,14 @@ export class PgWaves implements WaveStore {
       [name],
     );
     return rows.map(hostFromRow);
+  }
+
+  retryHosts(name: string, hosts: readonly string[], event: EventInput): Promise<WaveAdminOutcome> {
+    return this.tx("retry a wave's hosts", (q) => pgRetryHosts(q, name, hosts, event));
+  }
+
+  deleteWave(name: string, event: EventInput): Promise<WaveAdminOutcome> {
+    return this.tx("delete a wave", (q) => pgDeleteWave(q, name, event));
   }
 
   async apply(writes: readonly WaveWrite[]): Promise<WaveWriteResult[]> {

@@ -22,6 +22,7 @@ import type {
   StateEntry,
   Store,
   StoreInfo,
+  PruneResult,
   StaleReleaseOutcome,
   TakeoverOutcome,
   TakeoverRequest,
@@ -389,6 +390,10 @@ export class SqliteStore implements Store {
     return this.write("write a marker", () => {
       this.q.writeMarker.run(`marker:${name}`, value);
     });
+  }
+
+  prune(olderThanMs: number, event: (r: PruneResult) => EventInput): Promise<PruneResult> {
+    return this.waves.prune(olderThanMs, event);
   }
 
   info(): Promise<StoreInfo> {

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { EventInput } from "../../domain/event.js";
+import type { PruneResult } from "../store.js";
 import { fenceFailure } from "../../domain/fencing.js";
 import { isHostState, type HostState } from "../../domain/wave-state.js";
 import { waveScope } from "../../domain/wave-input.js";
@@ -13,10 +14,12 @@ import type {
   WaveStore,
   WaveSummary,
   WaveWrite,
+  WaveAdminOutcome,
   WaveWriteResult,
 } from "../wave-store.js";
 import { eventParams, SqliteTx } from "./sqlite-tx.js";
 import { prepareWaveStatements, type WaveStatements } from "./wave-statements.js";
+import { SqliteWaveAdmin } from "./sqlite-wave-admin.js";
 
 /** A host row as listHosts reads it (raw): the columns in its SELECT's order. */
 type HostValues = [
@@ -42,10 +45,26 @@ type HostValues = [
 export class SqliteWaves implements WaveStore {
   private readonly q: WaveStatements;
   private readonly tx: SqliteTx;
+  /** Retry, delete and prune: rare operator actions, kept apart from the agent's writes. */
+  readonly admin: SqliteWaveAdmin;
 
   constructor(db: Database.Database, location: string) {
     this.q = prepareWaveStatements(db);
     this.tx = new SqliteTx(db, location);
+    this.admin = new SqliteWaveAdmin(db);
+  }
+
+  retryHosts(name: string, hosts: readonly string[], event: EventInput): Promise<WaveAdminOutcome> {
+    return this.write("retry a wave's hosts", (now) => this.admin.retry(name, hosts, event, now));
+  }
+
+  deleteWave(name: string, event: EventInput): Promise<WaveAdminOutcome> {
+    return this.write("delete a wave", (now) => this.admin.delete(name, event, now));
+  }
+
+  /** `store prune` (the Store's method; it lives here beside the other operator actions). */
+  prune(olderThanMs: number, event: (r: PruneResult) => EventInput): Promise<PruneResult> {
+    return this.write("prune the store", (now) => this.admin.prune(olderThanMs, event, now));
   }
 
   private read<T>(doing: string, fn: (now: number) => T): Promise<T> {

@@ -132,7 +132,7 @@ describe("quiesce.yaml: every problem is one sentence naming the file and the se
     [
       "an unknown top-level key",
       "stor: /var/lib/q.db\n",
-      "quiesce.yaml: stor: unknown setting; the file accepts store, system, alerts, takeover, check",
+      "quiesce.yaml: stor: unknown setting; the file accepts store, system, alerts, takeover, check, audit",
     ],
     [
       "an unknown key in a section",
@@ -206,7 +206,7 @@ describe("quiesce.yaml: every problem is one sentence naming the file and the se
     assertQuiesceError(
       () => parseConfigText("stor: x\n", "/etc/quiesce/quiesce.yaml"),
       ErrorCode.INVALID_INPUT,
-      "/etc/quiesce/quiesce.yaml: stor: unknown setting; the file accepts store, system, alerts, takeover, check",
+      "/etc/quiesce/quiesce.yaml: stor: unknown setting; the file accepts store, system, alerts, takeover, check, audit",
     );
   });
 });

@@ -139,6 +139,7 @@ describe("resolveConfig: flag > env > file > default", () => {
       alerts: { webhook: null, command: null },
       takeover: { probe: null, probeTimeoutMs: 10_000, remoteGraceMs: 300_000 },
       check: { maxHoldMs: null },
+      audit: { paths: [], accept: [] },
       sources: {
         store: "default",
         system: "default",
