@@ -13,6 +13,7 @@ import { registerRuns } from "./commands/runs.js";
 import { registerMaintenance } from "./commands/maintenance.js";
 import { registerDrill } from "./commands/drill.js";
 import { registerWave } from "./commands/wave.js";
+import { registerServe } from "./commands/serve.js";
 
 const VERSION = "0.1.0";
 
@@ -37,6 +38,7 @@ function buildProgram(): Command {
   registerMaintenance(program);
   registerDrill(program);
   registerWave(program);
+  registerServe(program);
   program.addHelpText(
     "after",
     "\nStore: --store PATH | sqlite:PATH | postgres://... , or QUIESCE_STORE; default " +

@@ -47,9 +47,14 @@ const MARKER = "check.last";
  */
 export async function runCheck(
   store: Store,
-  o: { maxHoldMs: number | null; record: boolean },
+  o: {
+    maxHoldMs: number | null;
+    record: boolean;
+    /** The leases, when the caller already read them (`/metrics` reads them once per scrape). */
+    leases?: { leases: readonly LeaseRecord[]; now: number };
+  },
 ): Promise<CheckReport> {
-  const { leases, now } = await store.listLeases();
+  const { leases, now } = o.leases ?? (await store.listLeases());
   const lastRaw = await store.readMarker(MARKER);
   const since = lastRaw === null ? null : Number(lastRaw);
   const refused = await store.listEvents({
