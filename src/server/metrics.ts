@@ -70,6 +70,14 @@ export class ServerMetrics {
       breaks: counter("quiesce_lease_breaks_total", "Leases broken by an operator (lock break)"),
     };
     collectDefaultMetrics({ register: this.registry });
+    // prom-client also exports these gauges under a `_total` name, which Prometheus reserves
+    // for counters (promtool flags them); the same values stay as nodejs_active_handles etc.
+    for (const name of [
+      "nodejs_active_handles_total",
+      "nodejs_active_requests_total",
+      "nodejs_active_resources_total",
+    ])
+      this.registry.removeSingleMetric(name);
   }
 
   /** The exposition text. Scrapes run one at a time (they reset and refill the gauges). */
