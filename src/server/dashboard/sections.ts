@@ -23,12 +23,17 @@ function verdict(s: DashboardSnapshot): string {
   const name = STATUS_NAMES[c.status];
   const summary =
     c.findings.length === 0
-      ? `${c.leases.held} lease(s) held, none stale; nothing waits for a person`
+      ? `${c.leases.held} lease(s) held, none stale`
       : `${c.findings.length} finding(s)`;
+  // `check` judges leases and waves; runs in review are shown beside it, never hidden.
+  const review =
+    s.review.total > 0
+      ? `<span class="badge crit">${s.review.total > s.review.items.length ? `${s.review.items.length}+` : s.review.total} run(s) need review</span>`
+      : "";
   const items = c.findings
     .map((f) => `<li class="${f.severity === "critical" ? "crit" : "warn"}">${esc(f.message)}</li>`)
     .join("");
-  return `<div class="verdict ${STATUS_CLASS[c.status]}"><strong>${name}</strong> <span>${esc(summary)}</span>
+  return `<div class="verdict ${STATUS_CLASS[c.status]}"><span class="label">check</span><strong>${name}</strong> <span>${esc(summary)}</span>${review}
 <span class="as-of">as of ${time(s.now)}</span></div>${items ? `<ul class="findings">${items}</ul>` : ""}`;
 }
 
@@ -45,11 +50,11 @@ function leases(s: DashboardSnapshot): string {
         : "";
       return `<tr class="lease${l.expired ? " expired" : ""}" data-scope="${esc(l.scope)}" data-expires="${exp}">
 <td><strong>${esc(l.scope)}</strong>${o.note ? `<div class="sub">${esc(o.note)}</div>` : ""}${takeover}</td>
-<td>${esc(o.system === "quiesce" ? o.runId : `${o.system}: ${o.runId}`)}</td>
-<td>${esc(o.host)}${o.pid !== null ? ` <span class="sub">pid ${o.pid}</span>` : ""}</td>
-<td class="num">${l.token}</td>
-<td>${ago(Date.parse(l.heartbeatAt), s.now)}</td>
-<td>${until(exp, s.now)}</td>
+<td data-label="holder">${o.system === "quiesce" ? "" : `${esc(o.system)}: `}${shortId(o.runId)}</td>
+<td data-label="host">${esc(o.host)}${o.pid !== null ? ` <span class="sub">pid ${o.pid}</span>` : ""}</td>
+<td class="num" data-label="token">${l.token}</td>
+<td data-label="heartbeat">${ago(Date.parse(l.heartbeatAt), s.now)}</td>
+<td data-label="expires">${until(exp, s.now)}</td>
 <td class="state"><span class="badge ${l.expired ? "crit" : "ok"}">${l.expired ? "EXPIRED" : "live"}</span></td>
 <td>${actionForm({
         key: `break:${l.scope}`,
@@ -87,7 +92,7 @@ function reviewCard(i: ReviewItem, now: number): string {
       (
         e,
       ) => `<li><code>${esc(e.key)}</code> ${esc(e.state)}, attempt ${e.attempt}${e.requestId ? `, request ${esc(e.requestId)}` : ", no request id"}
-${e.reason ? `<div class="evidence">${esc(e.reason)}</div>` : ""}${e.problem ? `<div class="evidence">record invalid: ${esc(e.problem)}</div>` : ""}</li>`,
+${e.reason && !(i.reason ?? "").includes(e.reason) ? `<div class="evidence">${esc(e.reason)}</div>` : ""}${e.problem ? `<div class="evidence">record invalid: ${esc(e.problem)}</div>` : ""}</li>`,
     )
     .join("");
   const keys = i.effects.map((e) => `<option>${esc(e.key)}</option>`).join("");
@@ -125,20 +130,27 @@ function waveCard(w: WaveStatus, now: number): string {
     .join(" ");
   const h = w.holder;
   const holder = h
-    ? `${h.state === "live" ? "held" : '<span class="crit-text">EXPIRED lease</span>'} by run ${esc(h.runId)} on ${esc(h.host)}, heartbeat ${ago(now - h.heartbeatAgeMs, now)}`
+    ? `${h.state === "live" ? "held" : '<span class="crit-text">EXPIRED lease</span>'} by run ${shortId(h.runId)} on ${esc(h.host)}, heartbeat ${ago(now - h.heartbeatAgeMs, now)}`
     : "no agent";
   const running = w.wave.state === "running" && h?.state === "live";
-  const stop = running
-    ? actionForm({
-        key: `stop:${w.wave.name}`,
-        post: `/api/waves/${encodeURIComponent(w.wave.name)}/stop`,
-        label: "Stop wave…",
-        done: `Stop requested: the agent starts no new host; hosts in flight finish.`,
-        danger: true,
-        fields: `<span class="sub">Hosts in flight finish; no new host starts.</span>`,
-      })
-    : "";
-  const stopping = w.agent?.stopRequested ? ` <span class="badge warn">stop requested</span>` : "";
+  const stopAsked = w.agent?.stopRequested != null || w.agent?.state === "DRAINING";
+  const stop =
+    running && !stopAsked
+      ? actionForm({
+          key: `stop:${w.wave.name}`,
+          post: `/api/waves/${encodeURIComponent(w.wave.name)}/stop`,
+          label: "Stop wave…",
+          done: `Stop requested: the agent starts no new host; hosts in flight finish.`,
+          danger: true,
+          fields: `<span class="sub">Hosts in flight finish; no new host starts.</span>`,
+        })
+      : "";
+  const stopping =
+    w.agent?.stopRequested && w.wave.state === "running"
+      ? ` <span class="badge warn">stop requested</span>`
+      : w.agent?.state === "DRAINING" && w.wave.state === "running"
+        ? ` <span class="badge warn">stopping: hosts in flight finish</span>`
+        : "";
   return `<article class="card wave" data-wave="${esc(w.wave.name)}"><h3>${esc(w.wave.name)} <span class="badge ${waveClass(w.wave.state)}">${esc(w.wave.state)}</span>${stopping}</h3>
 ${w.wave.reason ? `<p class="sub">${esc(w.wave.reason)}</p>` : ""}${bar}
 <p>${c.succeeded + c.failed}/${w.wave.hosts} done · ${counts}</p>
@@ -176,8 +188,8 @@ function runtimes(s: DashboardSnapshot): string {
             })
           : "";
       return `<tr><td><strong>${esc(r.runtimeId)}</strong></td><td><span class="badge ${runtimeClass(r.state)}">${esc(r.state)}</span>${r.pendingRequest ? ` <span class="sub">asked to drain by ${esc(r.pendingRequest.by)}</span>` : ""}</td>
-<td>${esc(r.maintenanceId ?? "-")}</td><td class="num">${r.activeRuns}</td><td class="num">${r.runsNeedingReview}</td>
-<td>${esc(r.process.host ?? "?")} <span class="sub">pid ${esc(r.process.pid ?? "?")}</span></td><td>${esc(r.lease.state)}</td><td>${drain}</td></tr>`;
+<td data-label="maintenance">${esc(r.maintenanceId ?? "-")}</td><td class="num" data-label="active runs">${r.activeRuns}</td><td class="num" data-label="in review">${r.runsNeedingReview}</td>
+<td data-label="process">${esc(r.process.host ?? "?")} <span class="sub">pid ${esc(r.process.pid ?? "?")}</span></td><td data-label="lease">${esc(r.lease.state)}</td><td>${drain}</td></tr>`;
     })
     .join("");
   return `<h2>Runtimes <span class="count">${s.runtimes.length}</span></h2><div class="wrap"><table><thead><tr><th>Runtime</th><th>State</th><th>Maintenance</th><th>Active runs</th><th>In review</th><th>Process</th><th>Lease</th><th></th></tr></thead><tbody>${rows}</tbody></table></div>`;
@@ -210,4 +222,10 @@ function incidents(s: DashboardSnapshot): string {
     })
     .join("");
   return `<h2>Takeovers, refusals, breaks <span class="count">latest ${s.incidents.length}</span></h2><ul class="events">${rows}</ul>`;
+}
+
+/** Run ids are long UUIDs: the first part tells them apart on a screen; the title has all. */
+function shortId(id: string): string {
+  const m = /^(r-[0-9a-f]{8})-[0-9a-f-]{27}$/.exec(id);
+  return m ? `<span title="${esc(id)}">${m[1]}…</span>` : esc(id);
 }

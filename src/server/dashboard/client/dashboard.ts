@@ -154,10 +154,14 @@ toast.setAttribute("role", "status");
 toast.hidden = true;
 document.body.append(toast);
 
+let toastTimer: ReturnType<typeof setTimeout> | undefined;
+
 function say(text: string, ok: boolean, out: HTMLOutputElement | null): void {
   toast.textContent = text;
   toast.className = ok ? "ok" : "err";
   toast.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (toast.hidden = true), ok ? 8000 : 15_000);
   if (out) {
     out.textContent = text;
     out.className = ok ? "ok" : "err";
