@@ -17,11 +17,12 @@ export function registerServe(program: Command): void {
       .command("serve")
       .summary("a JSON API, Prometheus /metrics and a live dashboard for the store")
       .description(
-        "Serve the store over HTTP: the dashboard at /, the JSON API under /api (the same shapes\n" +
-          "as --json), /metrics for Prometheus and /healthz. Read-only unless --token-file is\n" +
-          "given: operator actions (break, resolve, stop a wave, drain a runtime) then need\n" +
-          "`Authorization: Bearer <token>` and are recorded with the operator's name.\n" +
-          "Listening beyond loopback needs --token-file. SIGTERM ends the streams and exits 0.",
+        "Serve the store over HTTP: the dashboard at /, the JSON API under /api\n" +
+          "(the same shapes as --json), /metrics for Prometheus and /healthz.\n" +
+          "Read-only unless --token-file is given: operator actions (break, resolve,\n" +
+          "stop a wave, drain a runtime) then need `Authorization: Bearer <token>`\n" +
+          "and are recorded with the operator's name. Listening beyond loopback\n" +
+          "needs --token-file. SIGTERM ends the streams and exits 0.",
       )
       .option("--listen <host:port>", "address to listen on", "127.0.0.1:7433")
       .option(
