@@ -14,6 +14,7 @@ import { registerMaintenance } from "./commands/maintenance.js";
 import { registerDrill } from "./commands/drill.js";
 import { registerWave } from "./commands/wave.js";
 import { registerAudit } from "./commands/audit.js";
+import { registerServe } from "./commands/serve.js";
 
 const VERSION = "0.1.0";
 
@@ -39,6 +40,7 @@ function buildProgram(): Command {
   registerDrill(program);
   registerWave(program);
   registerAudit(program);
+  registerServe(program);
   program.addHelpText(
     "after",
     "\nStore: --store PATH | sqlite:PATH | postgres://... , or QUIESCE_STORE; default " +

@@ -1,6 +1,10 @@
 import { formatDuration } from "../domain/duration.js";
 import type { EventRecord } from "../domain/event.js";
 import { leaseStatus, type LeaseRecord } from "../domain/lease.js";
+import { iso } from "../lease/lease-json.js";
+
+// Shared with the HTTP API (src/server), which returns the same shapes.
+export { iso, leaseJson } from "../lease/lease-json.js";
 
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + "\n");
@@ -15,29 +19,6 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
       .join("  ")
       .trimEnd();
   return [line(headers), ...rows.map(line)].join("\n") + "\n";
-}
-
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/** A lease with its status on the store clock, as `--json` prints it. */
-export function leaseJson(l: LeaseRecord, now: number) {
-  const s = leaseStatus(l, now);
-  return {
-    scope: l.scope,
-    token: l.token,
-    owner: l.owner,
-    ttlMs: l.ttlMs,
-    acquiredAt: iso(l.acquiredAt),
-    heartbeatAt: iso(l.heartbeatAt),
-    expiresAt: iso(l.expiresAt),
-    heartbeatAgeMs: s.heartbeatAgeMs,
-    expiresInMs: s.expiresInMs,
-    expired: s.expired,
-    storeNow: iso(now),
-    takeover: l.takeover ?? null,
-  };
 }
 
 export function ownerCell(l: LeaseRecord): string {

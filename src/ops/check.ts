@@ -53,9 +53,11 @@ export async function runCheck(
     record: boolean;
     /** Findings of other sources (legacy locks: src/ops/audit/legacy-lock-findings.ts). */
     extraFindings?: readonly CheckFinding[];
+    /** The leases, when the caller already read them (`/metrics` reads them once per scrape). */
+    leases?: { leases: readonly LeaseRecord[]; now: number };
   },
 ): Promise<CheckReport> {
-  const { leases, now } = await store.listLeases();
+  const { leases, now } = o.leases ?? (await store.listLeases());
   const lastRaw = await store.readMarker(MARKER);
   const since = lastRaw === null ? null : Number(lastRaw);
   const refused = await store.listEvents({

@@ -23,6 +23,8 @@ export interface JournalStore {
 
   getRun(runId: string): Promise<RunSnapshot | null>;
   listRuns(filter: RunFilter): Promise<{ runs: RunRecord[]; now: number }>;
+  /** How many runs and effects are in each state (for /metrics: one aggregate, not every row). */
+  stateCounts(): Promise<JournalCounts>;
 
   /** A human's reconciliation of one effect: a compare-and-swap on the run's sequence and the
    * effect's checksum, NOT fenced by the lease (the operator does not hold it). */
@@ -94,6 +96,13 @@ export interface RunSnapshot {
   /** In planning order. */
   effects: EffectRecord[];
   now: number;
+}
+
+export interface JournalCounts {
+  /** Run state -> count; states with no run are absent. */
+  runs: Record<string, number>;
+  /** Effect state -> count. */
+  effects: Record<string, number>;
 }
 
 export interface RunFilter {

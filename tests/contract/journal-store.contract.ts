@@ -134,6 +134,10 @@ export async function defineJournalStoreContract(backend: Backend): Promise<void
         assert.equal(snap.run.seq, 4);
         assert.equal(snap.run.state, "active");
         assert.equal(snap.effects.length, 1);
+        assert.deepEqual(await store.journal.stateCounts(), {
+          runs: { active: 1 },
+          effects: { OBSERVED: 1 },
+        });
         const e = snap.effects[0]!;
         assert.deepEqual(
           [e.state, e.prevState, e.seq, e.attempt, e.requestId, e.result, e.checksum],
@@ -418,6 +422,7 @@ export async function defineJournalStoreContract(backend: Backend): Promise<void
         );
         assert.equal((await store.journal.listRuns({ runtimeId: "rt-1" })).runs.length, 2);
         assert.equal((await store.journal.listRuns({ runtimeId: "other" })).runs.length, 0);
+        assert.deepEqual((await store.journal.stateCounts()).runs, { active: 1, needs_review: 1 });
       }));
 
     test("resolve is a compare-and-swap on the run's sequence and the effect's checksum", () =>

@@ -12,6 +12,7 @@ import {
 } from "../journal-rows.js";
 import {
   type JournalResult,
+  type JournalCounts,
   type JournalStore,
   type JournalWrite,
   type MaintenanceRequestInput,
@@ -68,6 +69,18 @@ export class PgJournal implements JournalStore {
       );
       return { run: runFromRow(run), effects: effects.map(effectFromRow), now: run.now };
     });
+  }
+
+  async stateCounts(): Promise<JournalCounts> {
+    const rows = await this.read<{ what: string; state: string; n: string }>(
+      "count runs and effects",
+      `SELECT 'runs' AS what, state, count(*) AS n FROM quiesce_runs GROUP BY state
+       UNION ALL SELECT 'effects', state, count(*) FROM quiesce_effects GROUP BY state`,
+      [],
+    );
+    const out: JournalCounts = { runs: {}, effects: {} };
+    for (const r of rows) out[r.what as keyof JournalCounts][r.state] = Number(r.n);
+    return out;
   }
 
   async listRuns(filter: RunFilter) {

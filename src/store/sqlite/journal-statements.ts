@@ -13,6 +13,8 @@ const SQL = {
       SELECT * FROM quiesce_runs
        WHERE (:state IS NULL OR state = :state) AND (:runtime IS NULL OR runtime_id = :runtime)
        ORDER BY updated_at DESC, run_id LIMIT :limit`,
+  countRuns: "SELECT state, count(*) AS n FROM quiesce_runs GROUP BY state",
+  countEffects: "SELECT state, count(*) AS n FROM quiesce_effects GROUP BY state",
   insertRun: `
       INSERT INTO quiesce_runs (run_id, runtime_id, scope, state, seq, token, checkpoint,
         review_reason, created_at, updated_at)

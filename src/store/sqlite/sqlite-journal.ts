@@ -6,6 +6,7 @@ import { crashPoint } from "../../fault/crash-points.js";
 import {
   recordsResult,
   type JournalResult,
+  type JournalCounts,
   type JournalStore,
   type JournalWrite,
   type MaintenanceRequestInput,
@@ -148,6 +149,14 @@ export class SqliteJournal implements JournalStore {
       if (!row) return null;
       const effects = (this.q.getEffects.all(runId) as EffectRow[]).map(effectFromRow);
       return { run: runFromRow(row), effects, now };
+    });
+  }
+
+  stateCounts(): Promise<JournalCounts> {
+    return this.read("count runs and effects", () => {
+      const tally = (rows: unknown[]) =>
+        Object.fromEntries((rows as { state: string; n: number }[]).map((r) => [r.state, r.n]));
+      return { runs: tally(this.q.countRuns.all()), effects: tally(this.q.countEffects.all()) };
     });
   }
 
