@@ -24,6 +24,7 @@ export function exitCodeFor(e: QuiesceError): number {
     case ErrorCode.LEASE_LOST:
       return Exit.LEASE_LOST;
     case ErrorCode.STORE_UNAVAILABLE:
+    case ErrorCode.STORE_MISSING:
     case ErrorCode.INVALID_TRANSITION:
     case ErrorCode.COMMAND_FAILED:
     case ErrorCode.INTERNAL:

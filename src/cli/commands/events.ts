@@ -4,7 +4,7 @@ import { invalidInput } from "../../domain/errors.js";
 import { validateScope } from "../../domain/names.js";
 import { sleep } from "../../process/clock.js";
 import { eventLine, iso } from "../output.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 
 interface EventFlags {
   scope?: string;
@@ -52,6 +52,6 @@ export function registerEvents(program: Command): void {
         if (!stop.signal.aborted)
           print(await leases.events({ scope: flags.scope, afterId, limit: 10_000 }));
       }
-    });
+    }, READ_ONLY);
   });
 }

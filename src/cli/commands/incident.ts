@@ -3,7 +3,7 @@ import { invalidInput } from "../../domain/errors.js";
 import { validateScope } from "../../domain/names.js";
 import { gatherIncident, renderIncident } from "../../ops/incident.js";
 import { printJson } from "../output.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 
 export function registerIncident(program: Command): void {
   withStore(
@@ -24,6 +24,6 @@ export function registerIncident(program: Command): void {
         throw invalidInput(`nothing is recorded for ${subject}`);
       if (flags.json) printJson(i);
       else process.stdout.write(renderIncident(i));
-    });
+    }, READ_ONLY);
   });
 }

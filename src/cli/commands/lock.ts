@@ -4,7 +4,7 @@ import { parseDuration } from "../../domain/duration.js";
 import { validateScope, parseToken } from "../../domain/names.js";
 import { Exit } from "../exit-codes.js";
 import { iso, leaseDetails, leaseJson, leaseTable, printJson } from "../output.js";
-import { say, withLeases, withStore, withTakeoverFlags, type TakeoverFlags } from "../context.js";
+import { say, withLeases, withStore, withTakeoverFlags, type TakeoverFlags, READ_ONLY } from "../context.js";
 import { registerLockTakeover } from "./lock-takeover.js";
 
 export function registerLock(program: Command): void {
@@ -26,7 +26,7 @@ export function registerLock(program: Command): void {
       if (flags.json) printJson({ storeNow: iso(now), leases: all.map((l) => leaseJson(l, now)) });
       else if (all.length === 0) process.stdout.write("no leases held\n");
       else process.stdout.write(leaseTable(all, now));
-    });
+    }, READ_ONLY);
   });
 
   withStore(
@@ -47,7 +47,7 @@ export function registerLock(program: Command): void {
         );
       else if (!lease) process.stdout.write(`${scope} is free\n`);
       else process.stdout.write(leaseDetails(lease, now));
-    });
+    }, READ_ONLY);
   });
 
   withTakeoverFlags(

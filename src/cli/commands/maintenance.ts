@@ -6,7 +6,7 @@ import { drainTimeout } from "../../domain/maintenance-policy.js";
 import { operatorName } from "../../journal/inspect.js";
 import { runtimeStatus, startMaintenance, waitForMaintenance } from "../../runtime/maintenance.js";
 import { Exit } from "../exit-codes.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 import { printJson, table } from "../output.js";
 
 interface StartFlags {
@@ -139,7 +139,7 @@ export function registerMaintenance(program: Command): void {
               ]),
             ),
           );
-      });
+      }, READ_ONLY);
     },
   );
 }

@@ -4,7 +4,7 @@ import { validateEffectKey, validateRunId, validateRuntimeId } from "../../domai
 import { RUN_STATES, type RunState } from "../../domain/journal-record.js";
 import { describeRun, operatorName } from "../../journal/inspect.js";
 import { resolveEffect } from "../../journal/resolve.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 import { iso, printJson, table } from "../output.js";
 
 interface ListFlags {
@@ -74,7 +74,7 @@ export function registerRuns(program: Command): void {
           ]),
         ),
       );
-    });
+    }, READ_ONLY);
   });
 
   withStore(
@@ -126,7 +126,7 @@ export function registerRuns(program: Command): void {
           ]),
         ),
       );
-    });
+    }, READ_ONLY);
   });
 
   withStore(

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { invalidInput } from "../../domain/errors.js";
 import { parseToken, validateScope } from "../../domain/names.js";
 import { iso, printJson, table } from "../output.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
 const MAX_VALUE = 64 * 1024;
@@ -65,7 +65,7 @@ export function registerState(program: Command): void {
               entries.map((e) => [e.key, String(e.token), iso(e.updatedAt), e.value]),
             ),
           );
-      });
+      }, READ_ONLY);
     },
   );
 }

@@ -5,7 +5,7 @@ import { HostState } from "../../domain/wave-state.js";
 import { sleep } from "../../process/clock.js";
 import type { Leases } from "../../lease/leases.js";
 import { listWaves, waveStatus, type WaveStatus } from "../../wave/wave-status.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 import { printJson, table } from "../output.js";
 import { bar, countsText, LiveBlock, progressLines } from "../wave-display.js";
 
@@ -46,7 +46,7 @@ export function registerWaveStatus(wave: Command): void {
       if (running && flags.follow) return follow(leases, name, s);
       if (running && !flags.once && process.stdout.isTTY) return live(leases, name);
       process.stdout.write(statusText(s, flags.all === true));
-    });
+    }, READ_ONLY);
   });
 }
 

@@ -27,7 +27,7 @@ import type {
   TakeoverRequest,
 } from "../store.js";
 import { createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
-import { LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
+import { checkReadable, LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
 import * as sql from "./pg-statements.js";
 import { PgJournal } from "./pg-journal.js";
 import { PgWaves } from "./pg-waves.js";
@@ -57,10 +57,12 @@ export class PgStore implements Store {
     this.waves = new PgWaves(this.pool, target.display);
   }
 
-  static async open(url: string): Promise<PgStore> {
+  /** `readOnly`: the schema must exist and be current; nothing is created or migrated. */
+  static async open(url: string, options: { readOnly?: boolean } = {}): Promise<PgStore> {
     const store = new PgStore(parsePgUrl(url));
     try {
-      await migratePg(store.pool, store.target.schema, store.location);
+      if (options.readOnly) await checkReadable(store.pool, store.location);
+      else await migratePg(store.pool, store.target.schema, store.location);
       return store;
     } catch (e) {
       await store.close();

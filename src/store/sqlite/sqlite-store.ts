@@ -33,6 +33,7 @@ import {
   schemaVersion,
   type SqliteOptions,
 } from "./open-sqlite.js";
+import { openSqliteReadOnly } from "./open-sqlite-readonly.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { SqliteJournal } from "./sqlite-journal.js";
 import { eventParams, SqliteTx } from "./sqlite-tx.js";
@@ -56,7 +57,9 @@ export class SqliteStore implements Store {
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.location = path;
-    this.db = openSqlite(path, options);
+    this.db = options.readOnly
+      ? openSqliteReadOnly(path, options.busyTimeoutMs)
+      : openSqlite(path, options);
     this.q = prepareStatements(this.db);
     this.tx = new SqliteTx(this.db, path);
     this.journal = new SqliteJournal(this.db, path);
@@ -414,6 +417,7 @@ export class SqliteStore implements Store {
               Number(this.db.pragma("synchronous", { simple: true }))
             ] ?? "?",
           busy_timeout_ms: String(this.db.pragma("busy_timeout", { simple: true })),
+          ...(this.db.readonly ? { access: "read-only" } : {}),
         },
       };
     });
