@@ -33,3 +33,15 @@ export function exitCodeFor(e: QuiesceError): number {
       return Exit.FAILURE;
   }
 }
+
+/** Commands that report their own usage errors (check: UNKNOWN, 3, as monitoring plugins do). */
+const usageHandlers = new WeakMap<object, (message: string) => number>();
+
+/** `handler` prints what the command prints for a usage error and returns its exit code. */
+export function onUsageError(cmd: object, handler: (message: string) => number): void {
+  usageHandlers.set(cmd, handler);
+}
+
+export function usageErrorHandler(cmd: object): ((message: string) => number) | undefined {
+  return usageHandlers.get(cmd);
+}

@@ -18,12 +18,16 @@ export function registerIncident(program: Command): void {
       .option("--json", "the gathered facts as JSON instead of markdown"),
   ).action(async (subject: string, flags: { json?: boolean; store?: string }) => {
     if (!subject.startsWith("r-")) validateScope(subject, "scope");
-    await withLeases(flags, async (leases) => {
-      const i = await gatherIncident(leases.store, subject);
-      if (i.events.length === 0 && i.lease === null)
-        throw invalidInput(`nothing is recorded for ${subject}`);
-      if (flags.json) printJson(i);
-      else process.stdout.write(renderIncident(i));
-    }, READ_ONLY);
+    await withLeases(
+      flags,
+      async (leases) => {
+        const i = await gatherIncident(leases.store, subject);
+        if (i.events.length === 0 && i.lease === null)
+          throw invalidInput(`nothing is recorded for ${subject}`);
+        if (flags.json) printJson(i);
+        else process.stdout.write(renderIncident(i));
+      },
+      READ_ONLY,
+    );
   });
 }

@@ -4,7 +4,14 @@ import { parseDuration } from "../../domain/duration.js";
 import { validateScope, parseToken } from "../../domain/names.js";
 import { Exit } from "../exit-codes.js";
 import { iso, leaseDetails, leaseJson, leaseTable, printJson } from "../output.js";
-import { say, withLeases, withStore, withTakeoverFlags, type TakeoverFlags, READ_ONLY } from "../context.js";
+import {
+  say,
+  withLeases,
+  withStore,
+  withTakeoverFlags,
+  type TakeoverFlags,
+  READ_ONLY,
+} from "../context.js";
 import { registerLockTakeover } from "./lock-takeover.js";
 
 export function registerLock(program: Command): void {
@@ -21,12 +28,17 @@ export function registerLock(program: Command): void {
       .description("every held lease, live or expired")
       .option("--json", "JSON output"),
   ).action(async (flags: { json?: boolean; store?: string }) => {
-    await withLeases(flags, async (leases) => {
-      const { leases: all, now } = await leases.list();
-      if (flags.json) printJson({ storeNow: iso(now), leases: all.map((l) => leaseJson(l, now)) });
-      else if (all.length === 0) process.stdout.write("no leases held\n");
-      else process.stdout.write(leaseTable(all, now));
-    }, READ_ONLY);
+    await withLeases(
+      flags,
+      async (leases) => {
+        const { leases: all, now } = await leases.list();
+        if (flags.json)
+          printJson({ storeNow: iso(now), leases: all.map((l) => leaseJson(l, now)) });
+        else if (all.length === 0) process.stdout.write("no leases held\n");
+        else process.stdout.write(leaseTable(all, now));
+      },
+      READ_ONLY,
+    );
   });
 
   withStore(
@@ -37,17 +49,21 @@ export function registerLock(program: Command): void {
       .option("--json", "JSON output"),
   ).action(async (scope: string, flags: { json?: boolean; store?: string }) => {
     validateScope(scope, "scope");
-    await withLeases(flags, async (leases) => {
-      const { lease, now } = await leases.get(scope);
-      if (flags.json)
-        printJson(
-          lease
-            ? { held: true, ...leaseJson(lease, now) }
-            : { scope, held: false, storeNow: iso(now) },
-        );
-      else if (!lease) process.stdout.write(`${scope} is free\n`);
-      else process.stdout.write(leaseDetails(lease, now));
-    }, READ_ONLY);
+    await withLeases(
+      flags,
+      async (leases) => {
+        const { lease, now } = await leases.get(scope);
+        if (flags.json)
+          printJson(
+            lease
+              ? { held: true, ...leaseJson(lease, now) }
+              : { scope, held: false, storeNow: iso(now) },
+          );
+        else if (!lease) process.stdout.write(`${scope} is free\n`);
+        else process.stdout.write(leaseDetails(lease, now));
+      },
+      READ_ONLY,
+    );
   });
 
   withTakeoverFlags(

@@ -50,22 +50,26 @@ export function registerState(program: Command): void {
   ).action(
     async (scope: string, key: string | undefined, flags: { json?: boolean; store?: string }) => {
       validateScope(scope, "scope");
-      await withLeases(flags, async (leases) => {
-        const entries = (await leases.store.getState(scope)).filter(
-          (e) => key === undefined || e.key === key,
-        );
-        if (key !== undefined && entries.length === 0)
-          throw invalidInput(`${scope} has no state key "${key}"`);
-        if (flags.json) printJson(entries.map((e) => ({ ...e, updatedAt: iso(e.updatedAt) })));
-        else if (key !== undefined) process.stdout.write(`${entries[0]!.value}\n`);
-        else
-          process.stdout.write(
-            table(
-              ["KEY", "TOKEN", "UPDATED", "VALUE"],
-              entries.map((e) => [e.key, String(e.token), iso(e.updatedAt), e.value]),
-            ),
+      await withLeases(
+        flags,
+        async (leases) => {
+          const entries = (await leases.store.getState(scope)).filter(
+            (e) => key === undefined || e.key === key,
           );
-      }, READ_ONLY);
+          if (key !== undefined && entries.length === 0)
+            throw invalidInput(`${scope} has no state key "${key}"`);
+          if (flags.json) printJson(entries.map((e) => ({ ...e, updatedAt: iso(e.updatedAt) })));
+          else if (key !== undefined) process.stdout.write(`${entries[0]!.value}\n`);
+          else
+            process.stdout.write(
+              table(
+                ["KEY", "TOKEN", "UPDATED", "VALUE"],
+                entries.map((e) => [e.key, String(e.token), iso(e.updatedAt), e.value]),
+              ),
+            );
+        },
+        READ_ONLY,
+      );
     },
   );
 }

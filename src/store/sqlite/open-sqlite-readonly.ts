@@ -1,5 +1,12 @@
 import Database from "better-sqlite3";
-import { accessSync, constants, existsSync, readFileSync, statSync, type BigIntStats } from "node:fs";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  readFileSync,
+  statSync,
+  type BigIntStats,
+} from "node:fs";
 import { dirname } from "node:path";
 import { ErrorCode, QuiesceError, storeMissing } from "../../domain/errors.js";
 import { LATEST_SQLITE_SCHEMA, openSqlite, schemaVersion, sqliteError } from "./open-sqlite.js";
@@ -45,6 +52,7 @@ function openInPlace(path: string, timeout: number): Database.Database {
   const db = new Database(path, { readonly: true, fileMustExist: true, timeout });
   try {
     db.prepare("SELECT 1 FROM sqlite_master LIMIT 1").get(); // opens the WAL: fails here if it must
+    db.pragma("synchronous = FULL"); // what every writer uses; `store info` shows this connection
     return db;
   } catch (e) {
     db.close();
