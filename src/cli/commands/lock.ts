@@ -12,6 +12,7 @@ import {
   type TakeoverFlags,
   READ_ONLY,
 } from "../context.js";
+import { callingProcess } from "../../lease/caller-process.js";
 import { registerLockTakeover } from "./lock-takeover.js";
 
 export function registerLock(program: Command): void {
@@ -85,7 +86,7 @@ export function registerLock(program: Command): void {
         .option("--note <text>", "a note shown in lock list/show")
         .option(
           "--owner-pid <pid>",
-          "the process that holds the lease, if one outlives this command",
+          "the process that holds the lease (default: the calling script's shell, our parent; 'none': no process)",
         )
         .option("--json", "print the whole lease as JSON instead of the token"),
     ),
@@ -102,7 +103,14 @@ export function registerLock(program: Command): void {
         store?: string;
       } & TakeoverFlags,
     ) => {
-      const pid = flags.ownerPid === undefined ? null : Number(flags.ownerPid);
+      // By default the calling script owns the lease: once it is gone (crashed, killed), a
+      // takeover finds the owner dead on this host instead of waiting for a human.
+      const pid =
+        flags.ownerPid === undefined
+          ? callingProcess()
+          : flags.ownerPid === "none"
+            ? null
+            : Number(flags.ownerPid);
       if (pid !== null && !(Number.isInteger(pid) && pid > 0)) {
         throw invalidInput(`--owner-pid: "${flags.ownerPid}" is not a process id`);
       }
