@@ -121,6 +121,9 @@ await eachBackend("lock: holding a lease across commands", (b) => {
 
   test("store info and events --since", () =>
     withLocation(b, "info", async (url) => {
+      const missing = await cli(["store", "info", "--store", url]);
+      assert.equal(missing.code, 1, "info only reads: a new location is not created");
+      assert.equal((await cli(["store", "migrate", "--store", url])).code, 0);
       const info = await cli(["store", "info", "--json", "--store", url]);
       assert.equal(info.code, 0, info.stderr);
       const i = JSON.parse(info.stdout) as {
