@@ -116,3 +116,53 @@ test("a PostgreSQL store's wave logs: one directory per database and schema", ()
     "/srv/q/waves/june",
   );
 });
+
+/** Every number that looks like epoch ms, and every time key that is not an ISO string. */
+function timeProblems(value: unknown, path = "$"): string[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => timeProblems(v, `${path}[${i}]`));
+  if (value === null || typeof value !== "object") return [];
+  return Object.entries(value).flatMap(([k, v]) => {
+    const p = `${path}.${k}`;
+    const own: string[] = [];
+    if (typeof v === "number" && v > 1e12) own.push(`${p}=${v}`);
+    if (/^(at|now)$|(At|Now)$/.test(k) && v !== null && typeof v !== "object") {
+      if (typeof v !== "string" || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(v))
+        own.push(`${p}=${String(v)}`);
+    }
+    return [...own, ...timeProblems(v, p)];
+  });
+}
+
+test("JSON output: times are ISO 8601 everywhere, also inside event details and takeover records", async () => {
+  const t = tempDir("quiesce-json-");
+  try {
+    const s = ["--store", join(t.dir, "q.db")];
+    const dead = spawnSync("sh", ["-c", "echo $$"], { encoding: "utf8" }).stdout.trim();
+    await cli(["lock", "acquire", "host:db-7", "--ttl", "1s", "--owner-pid", dead, ...s]);
+    await new Promise((r) => setTimeout(r, 1200));
+    assert.equal((await cli(["lock", "acquire", "host:db-7", "--ttl", "1m", ...s])).code, 0);
+    const outputs: [string, unknown][] = [];
+    for (const args of [
+      ["lock", "list", "--json"],
+      ["lock", "show", "host:db-7", "--json"],
+      ["incident", "host:db-7", "--json"],
+      ["lock", "takeover", "host:db-7", "--dry-run", "--json"],
+      ["check", "--format", "json"],
+    ]) {
+      const r = await cli([...args, ...s]);
+      outputs.push([args.join(" "), JSON.parse(r.stdout)]);
+    }
+    const ev = await cli(["events", "--json", ...s]);
+    ev.stdout
+      .trim()
+      .split("\n")
+      .forEach((l, i) => outputs.push([`events line ${i}`, JSON.parse(l)]));
+    assert.ok(
+      outputs.some(([, v]) => JSON.stringify(v).includes('"previous"')),
+      "a takeover record is there",
+    );
+    for (const [what, v] of outputs) assert.deepEqual(timeProblems(v), [], what);
+  } finally {
+    t.cleanup();
+  }
+});

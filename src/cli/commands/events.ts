@@ -3,7 +3,7 @@ import { parseDuration } from "../../domain/duration.js";
 import { invalidInput } from "../../domain/errors.js";
 import { validateScope } from "../../domain/names.js";
 import { sleep } from "../../process/clock.js";
-import { eventLine, iso } from "../output.js";
+import { eventLine, jsonText } from "../output.js";
 import { onStdoutClosed } from "../stdout-pipe.js";
 import { withLeases, withStore, READ_ONLY } from "../context.js";
 
@@ -40,9 +40,7 @@ export function registerEvents(program: Command): void {
         const print = (rows: Awaited<ReturnType<typeof leases.events>>) => {
           for (const e of rows) {
             afterId = Math.max(afterId, e.id);
-            process.stdout.write(
-              flags.json ? JSON.stringify({ ...e, at: iso(e.at) }) + "\n" : eventLine(e) + "\n",
-            );
+            process.stdout.write(flags.json ? jsonText(e) + "\n" : eventLine(e) + "\n");
           }
         };
         print(await leases.events({ scope: flags.scope, since, limit }));
