@@ -1,3 +1,4 @@
+import { formatDuration } from "../domain/duration.js";
 import { recordFenceRefusal } from "./fence-events.js";
 import { ErrorCode, QuiesceError } from "../domain/errors.js";
 import { EventKind } from "../domain/event.js";
@@ -209,7 +210,7 @@ export class Lease implements AsyncDisposable, DeadlineSource {
   checkDeadline(now: ClockReading = readClock()): void {
     if (this.lossReason === null && !this.released && isPastLocalDeadline(this.window, now)) {
       this.markLost(
-        `no successful renewal within ${this.window.budgetMs} ms (TTL ${this.timing.ttlMs} ms minus a safety margin of ${this.timing.safetyMarginMs} ms)`,
+        `no successful renewal within ${formatDuration(this.window.budgetMs)} (TTL ${formatDuration(this.timing.ttlMs)} minus a safety margin of ${formatDuration(this.timing.safetyMarginMs)})`,
       );
     }
   }

@@ -1,3 +1,4 @@
+import { formatDuration } from "../../domain/duration.js";
 import type pg from "pg";
 import {
   EventKind,
@@ -94,7 +95,14 @@ export class PgStore implements Store {
       command: o.command,
       note: o.note,
     });
-    const params = [req.scope, req.ticket, ...ownerArgs(o), req.ttlMs, detail];
+    const params = [
+      req.scope,
+      req.ticket,
+      ...ownerArgs(o),
+      req.ttlMs,
+      detail,
+      formatDuration(req.ttlMs),
+    ];
     const rows = await this.q<LeaseRow & { now: number }>("acquire a lease", sql.ACQUIRE, params);
     const won = rows[0];
     if (won) return { ok: true, lease: leaseFromRow(won)!, now: won.now };

@@ -1,3 +1,4 @@
+import { formatDuration } from "../../domain/duration.js";
 import type Database from "better-sqlite3";
 import {
   EventKind,
@@ -105,7 +106,7 @@ export class SqliteStore implements Store {
         runId: o.runId,
         host: o.host,
         pid: o.pid,
-        message: `acquired with token ${token} for ${req.ttlMs} ms`,
+        message: `acquired with token ${token} for ${formatDuration(req.ttlMs)}`,
         detail: { system: o.system, ttlMs: req.ttlMs, command: o.command, note: o.note },
       });
       const lease = leaseFromRow(this.q.getLease.get(req.scope) as LeaseRow);
@@ -136,7 +137,7 @@ export class SqliteStore implements Store {
       runId: lease.owner.runId,
       host: lease.owner.host,
       pid: lease.owner.pid,
-      message: `lease expired ${now - lease.expiresAt} ms ago without being released (last heartbeat ${now - lease.heartbeatAt} ms ago)`,
+      message: `lease expired ${formatDuration(now - lease.expiresAt)} ago without being released (last heartbeat ${formatDuration(now - lease.heartbeatAt)} ago)`,
       detail: { expiresAt: lease.expiresAt, heartbeatAt: lease.heartbeatAt, owner: lease.owner },
     });
   }
