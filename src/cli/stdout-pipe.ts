@@ -15,7 +15,7 @@ export function handleClosedStdout(stream: NodeJS.WriteStream = process.stdout):
     }
     if (closed) return;
     closed = true;
-    stream.write = (() => true) as typeof stream.write;
+    stream.write = () => true;
     for (const fn of listeners) fn();
   });
 }

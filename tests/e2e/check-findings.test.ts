@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { jobKey, jobRunId } from "../../src/ops/drill/jobs.js";
+import { jobKey } from "../../src/ops/drill/jobs.js";
 import { cli, waitFor, type CliResult } from "../support/cli.js";
 import { eachBackend, withLocation } from "../support/e2e.js";
 import { tempDir } from "../support/paths.js";

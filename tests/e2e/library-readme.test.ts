@@ -56,7 +56,7 @@ try {
 }
 `;
 
-test("the published types compile in a strict consumer project (skipLibCheck: false)", async (t) => {
+test("the published types compile in a strict consumer project (skipLibCheck: false)", (t) => {
   const dir = tempDir("quiesce-consumer-");
   try {
     const run = (cmd: string, args: string[], cwd: string) =>
