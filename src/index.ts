@@ -34,7 +34,17 @@ export {
 export { TakeoverProcedure, type TakeoverAttempt, type AlertEmitter } from "./lease/takeover.js";
 export { reconcileExpired, type ReconcileEntry, type ReconcileOptions } from "./lease/reconcile.js";
 export { breakLease, type BreakOptions, type BreakResult } from "./lease/break-lease.js";
-export { runCheck, type CheckReport, type CheckFinding } from "./ops/check.js";
+export {
+  runCheck,
+  CheckStatus,
+  DEFAULT_COLLECTORS,
+  type CheckReport,
+  type CheckFinding,
+  type CheckCollector,
+  type CheckContext,
+  type CheckMetric,
+  type CheckOptions,
+} from "./ops/check.js";
 export {
   runAudit,
   DEFAULT_AUDIT_ROOTS,

@@ -56,10 +56,18 @@ export interface Session {
   alerter: Alerter;
 }
 
+export interface SessionOptions {
+  /** A command that only reads: the store must exist; nothing is created or written. */
+  readOnly?: boolean;
+}
+
 /** Reads the configuration (flags > env > quiesce.yaml > defaults), then opens the store. */
-export async function openSession(flags: ConfigFlags): Promise<Session> {
+export async function openSession(
+  flags: ConfigFlags,
+  options: SessionOptions = {},
+): Promise<Session> {
   const config = loadConfig(flags); // every bad value fails here, before the store is touched
-  const store = await openStore(config.store);
+  const store = await openStore(config.store, process.env, { readOnly: options.readOnly });
   const host = hostIdentity().host;
   const alerter = buildAlerter(config, {
     // A failed delivery is itself recorded, so `quiesce events` shows what nobody was told.
@@ -94,8 +102,9 @@ export async function closeSession(s: Session): Promise<void> {
 export async function withLeases<T>(
   flags: ConfigFlags,
   fn: (leases: Leases, session: Session) => Promise<T>,
+  options: SessionOptions = {},
 ): Promise<T> {
-  const session = await openSession(flags);
+  const session = await openSession(flags, options);
   try {
     return await fn(session.leases, session);
   } finally {
@@ -106,3 +115,6 @@ export async function withLeases<T>(
 export function say(line: string): void {
   process.stderr.write(`quiesce: ${line}\n`);
 }
+
+/** For commands that only read (list, show, status, events, check): see SessionOptions. */
+export const READ_ONLY: SessionOptions = { readOnly: true };

@@ -24,6 +24,7 @@ export function exitCodeFor(e: QuiesceError): number {
     case ErrorCode.LEASE_LOST:
       return Exit.LEASE_LOST;
     case ErrorCode.STORE_UNAVAILABLE:
+    case ErrorCode.STORE_MISSING:
     case ErrorCode.INVALID_TRANSITION:
     case ErrorCode.COMMAND_FAILED:
     case ErrorCode.INTERNAL:
@@ -31,4 +32,16 @@ export function exitCodeFor(e: QuiesceError): number {
     case ErrorCode.DUPLICATE_EFFECT:
       return Exit.FAILURE;
   }
+}
+
+/** Commands that report their own usage errors (check: UNKNOWN, 3, as monitoring plugins do). */
+const usageHandlers = new WeakMap<object, (message: string) => number>();
+
+/** `handler` prints what the command prints for a usage error and returns its exit code. */
+export function onUsageError(cmd: object, handler: (message: string) => number): void {
+  usageHandlers.set(cmd, handler);
+}
+
+export function usageErrorHandler(cmd: object): ((message: string) => number) | undefined {
+  return usageHandlers.get(cmd);
 }

@@ -1,7 +1,8 @@
 import { Command, CommanderError } from "commander";
 import { isQuiesceError, QuiesceError } from "../domain/errors.js";
 import { setFatalFallback } from "../process/stop-signals.js";
-import { Exit, exitCodeFor } from "./exit-codes.js";
+import { Exit, exitCodeFor, usageErrorHandler } from "./exit-codes.js";
+import { handleClosedStdout } from "./stdout-pipe.js";
 import { registerEvents } from "./commands/events.js";
 import { registerLock } from "./commands/lock.js";
 import { registerRun } from "./commands/run.js";
@@ -25,6 +26,9 @@ function buildProgram(): Command {
       "Crash-safe maintenance for long-running work: leases with heartbeats and fencing tokens.",
     )
     .enablePositionalOptions()
+    // Also before the subcommand (`quiesce --store URL store info`); the subcommand's own wins.
+    .option("--store <url>", "store for the subcommand: a file path, sqlite:PATH or postgres://...")
+    .option("--config <file>", "quiesce.yaml for the subcommand")
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({ writeErr: () => undefined }); // we print commander's errors ourselves
@@ -47,11 +51,26 @@ function buildProgram(): Command {
       "/var/lib/quiesce/quiesce.db (root) or ~/.local/state/quiesce/quiesce.db.\n" +
       "Exit codes: 0 ok, 1 failure, 2 bad input, 75 lease not obtained, 76 lease lost.",
   );
-  // Every subcommand inherits the same error handling.
-  for (const cmd of allCommands(program))
-    cmd.exitOverride().configureOutput({ writeErr: () => undefined });
+  program.hook("preAction", (_program, action) => {
+    for (const key of ["store", "config"]) {
+      const global = program.getOptionValue(key) as string | undefined;
+      if (global !== undefined && action.getOptionValue(key) === undefined)
+        action.setOptionValue(key, global);
+    }
+  });
+  // Every subcommand inherits the same error handling; the failing one is remembered so that
+  // its help (a bare `quiesce lock`) or its own usage-error report (check) can be given.
+  for (const cmd of [program, ...allCommands(program)])
+    cmd
+      .exitOverride((e) => {
+        failing = cmd;
+        throw e;
+      })
+      .configureOutput({ writeErr: () => undefined });
   return program;
 }
+
+let failing: Command | null = null;
 
 function allCommands(c: Command): Command[] {
   return c.commands.flatMap((s) => [s, ...allCommands(s)]);
@@ -68,6 +87,7 @@ function fail(message: string, code: number, error?: unknown): never {
 }
 
 async function main(): Promise<void> {
+  handleClosedStdout();
   const program = buildProgram();
   try {
     await program.parseAsync(process.argv);
@@ -80,8 +100,15 @@ async function main(): Promise<void> {
       ) {
         process.exit(0);
       }
-      if (e.code === "commander.help") process.exit(Exit.OK);
-      fail(e.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " "), Exit.USAGE, e);
+      if (e.code === "commander.help") {
+        // A command that only groups others (bare `quiesce`, `quiesce wave`): its help.
+        process.stdout.write((failing ?? program).helpInformation());
+        process.exit(Exit.OK);
+      }
+      const message = e.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " ");
+      const own = failing ? usageErrorHandler(failing) : undefined;
+      if (own) process.exit(own(message));
+      fail(message, Exit.USAGE, e);
     }
     if (isQuiesceError(e)) fail(e.message, exitCodeFor(e), e);
     fail(

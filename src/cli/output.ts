@@ -7,7 +7,26 @@ import { iso } from "../lease/lease-json.js";
 export { iso, leaseJson } from "../lease/lease-json.js";
 
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+  process.stdout.write(jsonText(value, 2) + "\n");
+}
+
+/** A time field: `at`, `now`, `storeNow`, `...At` (epoch ms inside the library). */
+const TIME_KEY = /^(at|now)$|(At|Now)$/;
+
+/**
+ * JSON as every `--json` prints it: times as ISO 8601 strings wherever they are, also inside
+ * event details and nested records (the library and the store keep epoch ms); durations are
+ * numbers named `...Ms`.
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(
+    value,
+    (key, v: unknown) =>
+      typeof v === "number" && TIME_KEY.test(key) && Number.isFinite(v) && v > 0 && v < 8.64e15
+        ? new Date(v).toISOString()
+        : v,
+    indent,
+  );
 }
 
 /** Aligned columns; the last column is left ragged. */

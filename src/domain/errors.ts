@@ -11,6 +11,8 @@ export const ErrorCode = {
   LEASE_LOST: "LEASE_LOST",
   /** The store could not be reached or answered with an I/O error: exit 1. */
   STORE_UNAVAILABLE: "STORE_UNAVAILABLE",
+  /** A read-only command found no store where it was pointed (nothing is created): exit 1. */
+  STORE_MISSING: "STORE_MISSING",
   /** The store file or schema is not something this binary can use: exit 2. */
   STORE_INVALID: "STORE_INVALID",
   /** The store's schema was written by a newer quiesce: exit 2. */
@@ -63,4 +65,13 @@ export function invalidInput(message: string, details?: Record<string, unknown>)
  */
 export function isTransientStoreError(e: unknown): boolean {
   return isQuiesceError(e, ErrorCode.STORE_UNAVAILABLE) && e.details.transient === true;
+}
+
+/** What read-only commands say instead of creating a store (a typo must not look healthy). */
+export function storeMissing(location: string): QuiesceError {
+  return new QuiesceError(
+    ErrorCode.STORE_MISSING,
+    `no quiesce store at ${location}; quiesce creates it on first write`,
+    { details: { location } },
+  );
 }

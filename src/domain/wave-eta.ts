@@ -1,3 +1,4 @@
+import { formatDuration } from "./duration.js";
 import { finishWithin, type WaveWindow } from "./wave-window.js";
 
 export interface EtaInput {
@@ -41,6 +42,6 @@ export function estimateEta(i: EtaInput): Eta | null {
   return {
     at,
     inMs: at - i.now,
-    basis: `${i.remaining} host(s) in rounds of ${Math.max(1, i.parallel)} at the mean of ${n} finished (${Math.round(mean)} ms each)${i.window ? ", only while the window is open" : ""}`,
+    basis: `${i.remaining} host(s) in rounds of ${Math.max(1, i.parallel)} at the mean of ${n} finished (${formatDuration(mean)} each)${i.window ? ", only while the window is open" : ""}`,
   };
 }

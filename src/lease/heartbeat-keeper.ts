@@ -1,3 +1,4 @@
+import { formatDuration } from "../domain/duration.js";
 import { isQuiesceError } from "../domain/errors.js";
 import { EventKind } from "../domain/event.js";
 import type { ClockReading } from "../domain/self-fencing.js";
@@ -235,7 +236,7 @@ export class HeartbeatKeeper implements KeeperHooks {
           runId: l.runId,
           host: l.record.owner.host,
           pid: l.record.owner.pid,
-          message: `${failures} renewal attempt(s) failed over ${forMs} ms before one succeeded`,
+          message: `${failures} renewal attempt(s) failed over ${formatDuration(forMs)} before one succeeded`,
           detail: { failures, forMs, remainingMs: l.remainingMs() },
         })
         .catch(() => undefined);

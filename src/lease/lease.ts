@@ -1,3 +1,5 @@
+import { formatDuration } from "../domain/duration.js";
+import { recordFenceRefusal } from "./fence-events.js";
 import { ErrorCode, QuiesceError } from "../domain/errors.js";
 import { EventKind } from "../domain/event.js";
 import { describeFenceFailure } from "../domain/fencing.js";
@@ -118,19 +120,25 @@ export class Lease implements AsyncDisposable, DeadlineSource {
   /** Writes a key of the scope's fenced state; refused (LEASE_LOST) unless the token is current (I3). */
   async putState(key: string, value: string): Promise<void> {
     this.assertHeld();
-    this.checkFence(await this.store.putState(this.scope, this.token, key, value));
+    const r = await this.store.putState(this.scope, this.token, key, value);
+    await this.checkFence(r, `state write (${key})`);
   }
 
   /** Records the wrapped command's pid so that readers (and takeover probes) can find it. */
   async setChild(pid: number): Promise<void> {
     this.assertHeld();
-    this.checkFence(await this.store.setChild(this.scope, this.token, pid, processStartTime(pid)));
+    const r = await this.store.setChild(this.scope, this.token, pid, processStartTime(pid));
+    await this.checkFence(r, `command pid ${pid}`);
   }
 
-  private checkFence(r: FenceOutcome): void {
+  private async checkFence(r: FenceOutcome, what: string): Promise<void> {
     if (r.ok) return;
     const why = describeFenceFailure(this.scope, this.token, r.reason, r.current, r.now);
-    this.markLost(`a fenced write was refused: ${why}`);
+    this.markLost(`a fenced write was refused: ${why}`); // at once: the signal fires first
+    await recordFenceRefusal(this.store, {
+      ...{ scope: this.scope, token: this.token, what, reason: r.reason, current: r.current },
+      ...{ runId: this.runId, pid: this.record.owner.pid },
+    });
     throw new QuiesceError(ErrorCode.LEASE_LOST, why, { details: { reason: r.reason } });
   }
 
@@ -202,7 +210,7 @@ export class Lease implements AsyncDisposable, DeadlineSource {
   checkDeadline(now: ClockReading = readClock()): void {
     if (this.lossReason === null && !this.released && isPastLocalDeadline(this.window, now)) {
       this.markLost(
-        `no successful renewal within ${this.window.budgetMs} ms (TTL ${this.timing.ttlMs} ms minus a safety margin of ${this.timing.safetyMarginMs} ms)`,
+        `no successful renewal within ${formatDuration(this.window.budgetMs)} (TTL ${formatDuration(this.timing.ttlMs)} minus a safety margin of ${formatDuration(this.timing.safetyMarginMs)})`,
       );
     }
   }

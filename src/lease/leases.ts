@@ -17,6 +17,7 @@ import { type AcquireOptions, resolveAcquire, type ResolvedAcquire } from "./acq
 import { readClock } from "../process/clock.js";
 import { HeartbeatKeeper, type KeeperEvents } from "./heartbeat-keeper.js";
 import { EventOutbox } from "./event-outbox.js";
+import { recordFenceRefusal } from "./fence-events.js";
 import { Lease } from "./lease.js";
 import { hostIdentity } from "../process/process-identity.js";
 import { retryTransient } from "./store-retry.js";
@@ -230,7 +231,14 @@ export class Leases implements AsyncDisposable {
       { scope, token, ttlMs: Math.max(ttlMs, MIN_TTL_MS) },
     ]);
     const after = await this.store.getLease(scope);
-    if (refused.has(scope)) throw lostError(scope, token, after.lease, after.now);
+    if (refused.has(scope)) {
+      const reason = fenceFailure(after.lease, token, after.now) ?? "not_held";
+      await recordFenceRefusal(this.store, {
+        ...{ scope, token, what: "renewal", reason, current: after.lease },
+        ...{ runId: null, pid: null },
+      });
+      throw lostError(scope, token, after.lease, after.now, reason);
+    }
 
     return after.lease!;
   }
@@ -259,7 +267,12 @@ export class Leases implements AsyncDisposable {
   async putStateByToken(scope: string, token: number, key: string, value: string): Promise<void> {
     validateScope(scope, "scope");
     const r = await this.store.putState(scope, token, key, value);
-    if (!r.ok) throw lostError(scope, token, r.current, r.now, r.reason);
+    if (r.ok) return;
+    await recordFenceRefusal(this.store, {
+      ...{ scope, token, what: `state write (${key})`, reason: r.reason, current: r.current },
+      ...{ runId: null, pid: null },
+    });
+    throw lostError(scope, token, r.current, r.now, r.reason);
   }
 
   /**

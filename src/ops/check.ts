@@ -1,166 +1,108 @@
-import { formatDuration } from "../domain/duration.js";
-import { EventKind } from "../domain/event.js";
-import { describeOwner, leaseStatus, type LeaseRecord } from "../domain/lease.js";
-import { waveScope } from "../domain/wave-input.js";
-import { HostState, WaveState } from "../domain/wave-state.js";
+import type { LeaseRecord } from "../domain/lease.js";
 import type { Store } from "../store/store.js";
+import { journalCollector } from "./check-journal.js";
+import { leaseCollector, refusedTakeoverCollector } from "./check-leases.js";
+import { waveCollector } from "./check-waves.js";
 
 /** Monitoring-plugin exit codes. */
 export const CheckStatus = { OK: 0, WARNING: 1, CRITICAL: 2, UNKNOWN: 3 } as const;
 export type CheckStatus = (typeof CheckStatus)[keyof typeof CheckStatus];
 export const STATUS_NAMES = ["OK", "WARNING", "CRITICAL", "UNKNOWN"] as const;
 
+/** One thing that blocks or endangers maintenance, or waits for a human. */
 export interface CheckFinding {
   severity: "warning" | "critical";
-  code:
-    | "expired"
-    | "held_too_long"
-    | "no_expiry"
-    | "takeover_refused"
-    | "wave_needs_review"
-    | "wave_halted"
-    | "legacy_lock";
-  scope: string;
+  /** Stable, for scripts: expired, runtime_stuck_draining, run_needs_review, ... */
+  code: string;
+  /** The lease scope, run id, runtime or wave it is about. */
+  subject: string;
+  /** One sentence, with the command that looks further or resolves it. */
   message: string;
+}
+
+/** A count for perfdata (`perf=N`) and a gauge for Prometheus (`prom`). */
+export interface CheckMetric {
+  perf: string;
+  prom: string;
+  help: string;
+  value: number;
+  /** Per-subject gauges (labels -> value), for the Prometheus output only. */
+  series?: { labels: Record<string, string>; value: number }[];
+}
+
+export interface CheckOptions {
+  /** Leases held longer than this are a WARNING; null: no limit. */
+  maxHoldMs: number | null;
+  /** Refused takeovers younger than this are reported (a window: every check in it sees them). */
+  windowMs: number;
+  /** The leases, when the caller already read them (`/metrics` reads them once per scrape). */
+  leases?: { leases: readonly LeaseRecord[]; now: number };
+}
+
+export interface CheckContext {
+  store: Store;
+  /** The store's clock when the check started (I10). */
+  now: number;
+  options: CheckOptions;
+}
+
+export interface CollectorOutput {
+  findings: CheckFinding[];
+  metrics: CheckMetric[];
+}
+
+/**
+ * One source of findings. Each reads the store (or anything else) and says what it found;
+ * `runCheck` ranks them. A new source (legacy lock files, ...) is one more collector.
+ */
+export interface CheckCollector {
+  name: string;
+  collect(ctx: CheckContext): Promise<CollectorOutput>;
 }
 
 export interface CheckReport {
   status: CheckStatus;
+  /** Store clock, epoch ms. */
   checkedAt: number;
-  /** Refused takeovers are counted from here (the previous check), store clock. */
-  since: number | null;
-  leases: { held: number; expired: number; noExpiry: number; heldTooLong: number };
-  refusedTakeovers: number;
-  /** Waves a human must look at: halted ones, and hosts whose patch may or may not have landed. */
-  waves: { halted: number; hostsNeedingReview: number };
+  options: CheckOptions;
+  /** Worst first: every CRITICAL before any WARNING, each source in its own order. */
   findings: CheckFinding[];
-  /** Per lease, for the prometheus output. */
-  detail: { scope: string; system: string; heldMs: number; expiredMs: number }[];
+  metrics: CheckMetric[];
 }
 
-const MARKER = "check.last";
+export const DEFAULT_COLLECTORS: readonly CheckCollector[] = [
+  leaseCollector,
+  journalCollector,
+  waveCollector,
+  refusedTakeoverCollector,
+];
 
 /**
- * The daily check that finds stale leases before they block a wave: every lease past its expiry
- * (CRITICAL: it blocks its scope until a takeover), leases held longer than `maxHoldMs`, leases
- * without an expiry, takeovers refused since the previous check, and waves waiting for a person
- * (WARNING).
+ * The check that finds what blocks maintenance before it does. It only reads: it writes no
+ * mark, so a check run by hand does not hide anything from the scheduled one.
  */
 export async function runCheck(
   store: Store,
-  o: {
-    maxHoldMs: number | null;
-    record: boolean;
-    /** Findings of other sources (legacy locks: src/ops/audit/legacy-lock-findings.ts). */
-    extraFindings?: readonly CheckFinding[];
-    /** The leases, when the caller already read them (`/metrics` reads them once per scrape). */
-    leases?: { leases: readonly LeaseRecord[]; now: number };
-  },
+  options: CheckOptions,
+  collectors: readonly CheckCollector[] = DEFAULT_COLLECTORS,
 ): Promise<CheckReport> {
-  const { leases, now } = o.leases ?? (await store.listLeases());
-  const lastRaw = await store.readMarker(MARKER);
-  const since = lastRaw === null ? null : Number(lastRaw);
-  const refused = await store.listEvents({
-    kinds: [EventKind.LeaseTakeoverRefused],
-    since: since ?? undefined,
-    limit: 10_000,
-  });
+  const now = await store.now();
+  const ctx: CheckContext = { store, now, options };
   const findings: CheckFinding[] = [];
-  const counts = { held: leases.length, expired: 0, noExpiry: 0, heldTooLong: 0 };
-  for (const l of leases) findings.push(...judge(l, now, o.maxHoldMs, counts));
-  const lastRefusal = new Map<string, string>();
-  for (const e of refused) lastRefusal.set(e.scope ?? "-", e.message);
-  for (const [scope, message] of lastRefusal)
-    findings.push({ severity: "warning", code: "takeover_refused", scope, message });
-  const waves = await judgeWaves(store, findings);
-  findings.push(...(o.extraFindings ?? []));
-  if (o.record) await store.writeMarker(MARKER, String(now));
-  const status = findings.some((f) => f.severity === "critical")
-    ? CheckStatus.CRITICAL
-    : findings.length > 0
-      ? CheckStatus.WARNING
-      : CheckStatus.OK;
-  return {
-    status,
-    checkedAt: now,
-    since,
-    leases: counts,
-    refusedTakeovers: refused.length,
-    waves,
-    findings,
-    detail: leases.map((l) => ({
-      scope: l.scope,
-      system: l.owner.system,
-      heldMs: now - l.acquiredAt,
-      expiredMs: Math.max(0, now - l.expiresAt),
-    })),
-  };
+  const metrics: CheckMetric[] = [];
+  for (const c of collectors) {
+    const out = await c.collect(ctx);
+    findings.push(...out.findings);
+    metrics.push(...out.metrics);
+  }
+  const ranked = [
+    ...findings.filter((f) => f.severity === "critical"),
+    ...findings.filter((f) => f.severity === "warning"),
+  ];
+  return { status: statusOf(ranked), checkedAt: now, options, findings: ranked, metrics };
 }
 
-/**
- * Halted waves and hosts in review are WARNINGs: nothing is stale, but the wave waits for a
- * person (a crashed agent shows up as its expired `wave:NAME` lease above).
- */
-async function judgeWaves(store: Store, findings: CheckFinding[]): Promise<CheckReport["waves"]> {
-  const { waves } = await store.waves.listWaves();
-  const out = { halted: 0, hostsNeedingReview: 0 };
-  for (const { wave, counts } of waves) {
-    const scope = waveScope(wave.name);
-    const review = counts[HostState.NEEDS_REVIEW] ?? 0;
-    out.hostsNeedingReview += review;
-    if (wave.state === WaveState.HALTED) out.halted++;
-    if (review > 0)
-      findings.push({
-        severity: "warning",
-        code: "wave_needs_review",
-        scope,
-        message: `wave ${wave.name}: ${review} host(s) need review (whether their patch landed is unknown); see quiesce wave status ${wave.name}`,
-      });
-    else if (wave.state === WaveState.HALTED)
-      findings.push({
-        severity: "warning",
-        code: "wave_halted",
-        scope,
-        message: `wave ${wave.name} halted: ${wave.reason ?? "no reason recorded"}; see quiesce wave status ${wave.name}`,
-      });
-  }
-  return out;
-}
-
-function judge(
-  l: LeaseRecord,
-  now: number,
-  maxHoldMs: number | null,
-  counts: CheckReport["leases"],
-): CheckFinding[] {
-  const s = leaseStatus(l, now);
-  const out: CheckFinding[] = [];
-  const who = describeOwner(l.owner);
-  if (l.expiresAt === Number.MAX_SAFE_INTEGER) {
-    counts.noExpiry++;
-    out.push({
-      severity: "warning",
-      code: "no_expiry",
-      scope: l.scope,
-      message: `${l.scope} has no expiry (held by ${who}): it can never go stale on its own`,
-    });
-  } else if (s.expired) {
-    counts.expired++;
-    out.push({
-      severity: "critical",
-      code: "expired",
-      scope: l.scope,
-      message: `${l.scope} expired ${formatDuration(-s.expiresInMs)} ago and blocks its scope (held by ${who}); run: quiesce lock takeover ${l.scope}`,
-    });
-  }
-  if (maxHoldMs !== null && s.heldForMs > maxHoldMs) {
-    counts.heldTooLong++;
-    out.push({
-      severity: "warning",
-      code: "held_too_long",
-      scope: l.scope,
-      message: `${l.scope} has been held for ${formatDuration(s.heldForMs)} (more than ${formatDuration(maxHoldMs)}) by ${who}`,
-    });
-  }
-  return out;
+export function statusOf(findings: readonly CheckFinding[]): CheckStatus {
+  if (findings.some((f) => f.severity === "critical")) return CheckStatus.CRITICAL;
+  return findings.length > 0 ? CheckStatus.WARNING : CheckStatus.OK;
 }

@@ -31,6 +31,7 @@ export function statusFor(code: ErrorCode): ContentfulStatusCode {
     case ErrorCode.RUN_SUSPENDED:
       return 409;
     case ErrorCode.STORE_UNAVAILABLE:
+    case ErrorCode.STORE_MISSING:
       return 503;
     case ErrorCode.STORE_INVALID:
     case ErrorCode.SCHEMA_TOO_NEW:

@@ -5,7 +5,7 @@ import { RUN_STATES } from "../domain/journal-record.js";
 import { leaseStatus } from "../domain/lease.js";
 import { HOST_STATES } from "../domain/wave-state.js";
 import { RUNTIME_STATES } from "../domain/runtime-state.js";
-import { CheckStatus, runCheck } from "../ops/check.js";
+import { CheckStatus, runCheck, type CheckReport } from "../ops/check.js";
 import type { Store } from "../store/store.js";
 
 const COUNTED = {
@@ -104,7 +104,7 @@ export class ServerMetrics {
     const s = this.store;
     const read = await s.listLeases();
     const [check, counts, waves, runtimes] = await Promise.all([
-      runCheck(s, { maxHoldMs: this.maxHoldMs, record: false, leases: read }),
+      runCheck(s, { maxHoldMs: this.maxHoldMs, windowMs: 86_400_000, leases: read }),
       s.journal.stateCounts(),
       s.waves.listWaves(),
       s.journal.listRuntimes(),
@@ -112,9 +112,10 @@ export class ServerMetrics {
     await this.count();
     const g = this.g;
     g.check.set(check.status);
-    g.leases.set({ state: "live" }, check.leases.held - check.leases.expired);
-    g.leases.set({ state: "expired" }, check.leases.expired);
-    g.expired.set(check.leases.expired);
+    const expired = read.leases.filter((l) => l.expiresAt <= read.now).length;
+    g.leases.set({ state: "live" }, read.leases.length - expired);
+    g.leases.set({ state: "expired" }, expired);
+    g.expired.set(expired);
     g.age.reset();
     for (const l of read.leases)
       g.age.set(
@@ -124,7 +125,7 @@ export class ServerMetrics {
     for (const st of RUN_STATES) g.runs.set({ state: st }, counts.runs[st] ?? 0);
     for (const st of EFFECT_STATES) g.effects.set({ state: st }, counts.effects[st] ?? 0);
     g.review.set({ kind: "run" }, counts.runs.needs_review ?? 0);
-    g.review.set({ kind: "wave_host" }, check.waves.hostsNeedingReview);
+    g.review.set({ kind: "wave_host" }, checkMetric(check, "wave_hosts_needing_review"));
     g.hosts.reset();
     for (const { wave, counts: hc } of waves.waves)
       for (const st of HOST_STATES) g.hosts.set({ wave: wave.name, state: st }, hc[st] ?? 0);
@@ -147,4 +148,9 @@ export class ServerMetrics {
     if (newest !== undefined) this.cursor = newest;
     else this.cursor ??= 0;
   }
+}
+
+/** A count the check reports (its perfdata name), 0 when absent. */
+function checkMetric(r: CheckReport, perf: string): number {
+  return r.metrics.find((m) => m.perf === perf)?.value ?? 0;
 }

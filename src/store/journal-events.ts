@@ -1,3 +1,4 @@
+import { formatDuration } from "../domain/duration.js";
 import { EventKind, type EventInput } from "../domain/event.js";
 import type { RuntimeRecord } from "../domain/runtime-record.js";
 import type { JournalWrite, MaintenanceRequestInput } from "./journal-store.js";
@@ -28,7 +29,7 @@ export function maintenanceEvent(rt: RuntimeRecord, req: MaintenanceRequestInput
     runId: null,
     host: null,
     pid: null,
-    message: `maintenance ${req.maintenanceId} requested by ${req.by}: drain ${rt.runtimeId}${req.drainTimeoutMs === null ? "" : ` within ${req.drainTimeoutMs} ms`}`,
+    message: `maintenance ${req.maintenanceId} requested by ${req.by}: drain ${rt.runtimeId}${req.drainTimeoutMs === null ? "" : ` within ${formatDuration(req.drainTimeoutMs)}`}`,
     detail: {
       runtimeId: rt.runtimeId,
       maintenanceId: req.maintenanceId,

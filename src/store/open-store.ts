@@ -53,17 +53,28 @@ export function resolveStore(
   return { backend: "sqlite", path: spec };
 }
 
+export interface OpenStoreOptions {
+  /**
+   * For commands that only read: the store must already exist (STORE_MISSING otherwise) and
+   * nothing is created, migrated or written; works with read permission only (README,
+   * "Monitoring as a non-root user").
+   */
+  readOnly?: boolean;
+}
+
 export async function openStore(
   flag?: string,
   env: NodeJS.ProcessEnv = process.env,
+  options: OpenStoreOptions = {},
 ): Promise<Store> {
   const target = resolveStore(flag, env);
+  const readOnly = options.readOnly === true;
   // Each backend (and its driver) is loaded only when used: the CLI starts faster without pg
   // when the store is SQLite, and without better-sqlite3's native module when it is PostgreSQL.
   if (target.backend === "postgres") {
     const { PgStore } = await import("./postgres/pg-store.js");
-    return PgStore.open(target.url);
+    return PgStore.open(target.url, { readOnly });
   }
   const { SqliteStore } = await import("./sqlite/sqlite-store.js");
-  return new SqliteStore(target.path);
+  return new SqliteStore(target.path, { readOnly });
 }

@@ -183,7 +183,7 @@ describe("bad input", () => {
 
   test("a corrupt store file: exit 2 saying so", async () => {
     const f = join(t.dir, "corrupt.db");
-    assert.equal((await cli(["lock", "list", "--store", f])).code, 0);
+    assert.equal((await cli(["store", "migrate", "--store", f])).code, 0);
     // Overwrite the schema table's page content (page 1 after the 100-byte file header).
     const fd = openSync(f, "r+");
     writeSync(fd, Buffer.alloc(400, 0xa5), 0, 400, 100);
@@ -196,7 +196,7 @@ describe("bad input", () => {
 
   test("a store written by a newer quiesce: exit 2 with upgrade advice", async () => {
     const f = join(t.dir, "newer.db");
-    assert.equal((await cli(["lock", "list", "--store", f])).code, 0);
+    assert.equal((await cli(["store", "migrate", "--store", f])).code, 0);
     const db = new Database(f);
     db.exec("UPDATE quiesce_meta SET value = '42' WHERE key = 'schema_version'");
     db.close();

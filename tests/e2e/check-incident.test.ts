@@ -12,6 +12,9 @@ await eachBackend("check and incident", (b) => {
   test("check: CRITICAL naming the scope while a dead owner's lease is expired, OK after the takeover; json and prometheus parse", () =>
     withLocation(b, "check", async (url) => {
       const s = ["--store", url];
+      const none = await cli(["check", ...s]);
+      assert.equal(none.code, 3, "no store yet: UNKNOWN, never OK");
+      await cli(["lock", "acquire", "live", "--ttl", "1m", ...s]);
       const ok = await cli(["check", ...s]);
       assert.equal(ok.code, 0, ok.stdout + ok.stderr);
       assert.match(ok.stdout, /^QUIESCE OK - /);
@@ -26,7 +29,6 @@ await eachBackend("check and incident", (b) => {
         String(deadPid()),
         ...s,
       ]);
-      await cli(["lock", "acquire", "live", "--ttl", "1m", ...s]);
       await sleep(1300);
       const crit = await cli(["check", ...s]);
       assert.equal(crit.code, 2);
@@ -38,11 +40,13 @@ await eachBackend("check and incident", (b) => {
 
       const json = JSON.parse((await cli(["check", "--format", "json", ...s])).stdout) as {
         status: number;
-        findings: { code: string; scope: string }[];
+        checkedAt: string;
+        findings: { code: string; subject: string }[];
       };
       assert.equal(json.status, 2);
+      assert.match(json.checkedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       assert.deepEqual(
-        json.findings.map((f) => [f.code, f.scope]),
+        json.findings.map((f) => [f.code, f.subject]),
         [["expired", "host:db-7"]],
       );
 
@@ -61,7 +65,7 @@ await eachBackend("check and incident", (b) => {
         samples.get('quiesce_lease_expired_seconds{scope="host:db-7",system="quiesce"}')! > 0,
       );
 
-      const held = await cli(["check", "--max-hold", "1ms", "--no-record", ...s]);
+      const held = await cli(["check", "--max-hold", "1ms", ...s]);
       assert.match(held.stdout, /WARNING: live has been held for/);
 
       const take = await cli(["lock", "takeover", "host:db-7", ...s]);
@@ -70,21 +74,38 @@ await eachBackend("check and incident", (b) => {
       assert.equal(after.code, 0, after.stdout);
     }));
 
-  test("check: takeovers refused since the last check are a WARNING, once", () =>
+  test("check: a refused takeover is a WARNING within --window, for every check in it (no mark a manual run moves)", () =>
     withLocation(b, "check-refused", async (url) => {
       const s = ["--store", url];
       await cli(["lock", "acquire", "f", "--ttl", "1s", "--system", "backup", ...s]);
       await sleep(1200);
-      await cli(["check", ...s]); // moves the mark
       assert.equal((await cli(["lock", "takeover", "f", ...s])).code, 75);
-      const w = await cli(["check", "--format", "json", ...s]);
-      const r = JSON.parse(w.stdout) as { refusedTakeovers: number; findings: { code: string }[] };
-      assert.equal(r.refusedTakeovers, 1);
-      assert.ok(r.findings.some((f) => f.code === "takeover_refused"));
-      const again = JSON.parse((await cli(["check", "--format", "json", ...s])).stdout) as {
-        refusedTakeovers: number;
+      // The foreign lease stays expired (CRITICAL); the refusal is reported beside it.
+      for (const run of ["by hand", "scheduled"]) {
+        const w = await cli(["check", "--format", "json", ...s]);
+        assert.equal(w.code, 2, `${run}: ${w.stdout}`);
+        const r = JSON.parse(w.stdout) as {
+          counts: Record<string, number>;
+          findings: { code: string; subject: string; message: string }[];
+        };
+        assert.equal(r.counts.refused_takeovers, 1, run);
+        const f = r.findings.find((x) => x.code === "takeover_refused");
+        assert.ok(f, `${run}: the refusal is reported`);
+        assert.equal(f.subject, "f");
+        assert.match(
+          f.message,
+          /^takeover of f refused 1 time\(s\) in the last 1d0h, last .* ago: /,
+        );
+      }
+      const text = await cli(["check", ...s]);
+      assert.match(text.stdout, /^WARNING: takeover of f refused 1 time/m);
+      await sleep(300);
+      const outside = JSON.parse(
+        (await cli(["check", "--format", "json", "--window", "250ms", ...s])).stdout,
+      ) as {
+        counts: Record<string, number>;
       };
-      assert.equal(again.refusedTakeovers, 0, "counted since the previous check only");
+      assert.equal(outside.counts.refused_takeovers, 0, "older than the window: not reported");
     }));
 
   test("check: an unreachable store is UNKNOWN (exit 3)", async () => {

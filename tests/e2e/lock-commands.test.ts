@@ -81,6 +81,7 @@ await eachBackend("lock: holding a lease across commands", (b) => {
       const kinds = (await events(url, "backup:nightly")).map((e) => e.kind);
       assert.deepEqual(kinds, [
         "lease.acquired",
+        "lease.fenced_write_rejected", // the renewal with token 2
         "lease.release_rejected",
         "lease.released",
         "lease.release_rejected",
@@ -96,6 +97,19 @@ await eachBackend("lock: holding a lease across commands", (b) => {
       const stale = await cli(["state", "set", "job", "step", "9", "--token", "7", ...s]);
       assert.equal(stale.code, 76);
       assert.equal((await cli(["state", "get", "job", "step", ...s])).stdout, "3\n");
+      const refused = (await events(url, "job")).filter(
+        (e) => e.kind === "lease.fenced_write_rejected",
+      );
+      assert.deepEqual(
+        refused.map((e) => [e.token, e.detail.reason, e.message]),
+        [
+          [
+            7,
+            "token_mismatch",
+            "state write (step) with token 7 refused: token mismatch (token 1 is current)",
+          ],
+        ],
+      );
       const json = JSON.parse((await cli(["state", "get", "job", "--json", ...s])).stdout) as {
         key: string;
         token: number;
@@ -121,6 +135,9 @@ await eachBackend("lock: holding a lease across commands", (b) => {
 
   test("store info and events --since", () =>
     withLocation(b, "info", async (url) => {
+      const missing = await cli(["store", "info", "--store", url]);
+      assert.equal(missing.code, 1, "info only reads: a new location is not created");
+      assert.equal((await cli(["store", "migrate", "--store", url])).code, 0);
       const info = await cli(["store", "info", "--json", "--store", url]);
       assert.equal(info.code, 0, info.stderr);
       const i = JSON.parse(info.stdout) as {

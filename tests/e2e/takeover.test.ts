@@ -405,7 +405,7 @@ await eachBackend("takeover with proof of death (I5, I6)", (b) => {
       assert.match(refused.stdout, /refuse \(owner alive\)/);
 
       // Unknown: no process recorded, same host; the remote grace is off.
-      await cli(["lock", "acquire", "u", "--ttl", "1s", ...s]);
+      await cli(["lock", "acquire", "u", "--ttl", "1s", "--owner-pid", "none", ...s]);
       await untilExpired(url, "u");
       const unproven = await cli([
         "lock",

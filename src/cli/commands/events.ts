@@ -3,8 +3,9 @@ import { parseDuration } from "../../domain/duration.js";
 import { invalidInput } from "../../domain/errors.js";
 import { validateScope } from "../../domain/names.js";
 import { sleep } from "../../process/clock.js";
-import { eventLine, iso } from "../output.js";
-import { withLeases, withStore } from "../context.js";
+import { eventLine, jsonText } from "../output.js";
+import { onStdoutClosed } from "../stdout-pipe.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 
 interface EventFlags {
   scope?: string;
@@ -31,27 +32,30 @@ export function registerEvents(program: Command): void {
     const limit = Number(flags.limit);
     if (!Number.isInteger(limit) || limit < 1)
       throw invalidInput(`--limit: "${flags.limit}" is not a positive integer`);
-    await withLeases(flags, async (leases) => {
-      const since = sinceMs === undefined ? undefined : (await leases.store.now()) - sinceMs;
-      let afterId = 0;
-      const print = (rows: Awaited<ReturnType<typeof leases.events>>) => {
-        for (const e of rows) {
-          afterId = Math.max(afterId, e.id);
-          process.stdout.write(
-            flags.json ? JSON.stringify({ ...e, at: iso(e.at) }) + "\n" : eventLine(e) + "\n",
-          );
+    await withLeases(
+      flags,
+      async (leases) => {
+        const since = sinceMs === undefined ? undefined : (await leases.store.now()) - sinceMs;
+        let afterId = 0;
+        const print = (rows: Awaited<ReturnType<typeof leases.events>>) => {
+          for (const e of rows) {
+            afterId = Math.max(afterId, e.id);
+            process.stdout.write(flags.json ? jsonText(e) + "\n" : eventLine(e) + "\n");
+          }
+        };
+        print(await leases.events({ scope: flags.scope, since, limit }));
+        if (!flags.follow) return;
+        const stop = new AbortController();
+        process.once("SIGINT", () => stop.abort());
+        process.once("SIGTERM", () => stop.abort());
+        onStdoutClosed(() => stop.abort()); // `events --follow | head`: nobody reads any more
+        while (!stop.signal.aborted) {
+          await sleep(500, stop.signal).catch(() => undefined);
+          if (!stop.signal.aborted)
+            print(await leases.events({ scope: flags.scope, afterId, limit: 10_000 }));
         }
-      };
-      print(await leases.events({ scope: flags.scope, since, limit }));
-      if (!flags.follow) return;
-      const stop = new AbortController();
-      process.once("SIGINT", () => stop.abort());
-      process.once("SIGTERM", () => stop.abort());
-      while (!stop.signal.aborted) {
-        await sleep(500, stop.signal).catch(() => undefined);
-        if (!stop.signal.aborted)
-          print(await leases.events({ scope: flags.scope, afterId, limit: 10_000 }));
-      }
-    });
+      },
+      READ_ONLY,
+    );
   });
 }

@@ -3,7 +3,7 @@ import { invalidInput } from "../../domain/errors.js";
 import { validateScope } from "../../domain/names.js";
 import { gatherIncident, renderIncident } from "../../ops/incident.js";
 import { printJson } from "../output.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 
 export function registerIncident(program: Command): void {
   withStore(
@@ -18,12 +18,16 @@ export function registerIncident(program: Command): void {
       .option("--json", "the gathered facts as JSON instead of markdown"),
   ).action(async (subject: string, flags: { json?: boolean; store?: string }) => {
     if (!subject.startsWith("r-")) validateScope(subject, "scope");
-    await withLeases(flags, async (leases) => {
-      const i = await gatherIncident(leases.store, subject);
-      if (i.events.length === 0 && i.lease === null)
-        throw invalidInput(`nothing is recorded for ${subject}`);
-      if (flags.json) printJson(i);
-      else process.stdout.write(renderIncident(i));
-    });
+    await withLeases(
+      flags,
+      async (leases) => {
+        const i = await gatherIncident(leases.store, subject);
+        if (i.events.length === 0 && i.lease === null)
+          throw invalidInput(`nothing is recorded for ${subject}`);
+        if (flags.json) printJson(i);
+        else process.stdout.write(renderIncident(i));
+      },
+      READ_ONLY,
+    );
   });
 }

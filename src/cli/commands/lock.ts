@@ -4,7 +4,15 @@ import { parseDuration } from "../../domain/duration.js";
 import { validateScope, parseToken } from "../../domain/names.js";
 import { Exit } from "../exit-codes.js";
 import { iso, leaseDetails, leaseJson, leaseTable, printJson } from "../output.js";
-import { say, withLeases, withStore, withTakeoverFlags, type TakeoverFlags } from "../context.js";
+import {
+  say,
+  withLeases,
+  withStore,
+  withTakeoverFlags,
+  type TakeoverFlags,
+  READ_ONLY,
+} from "../context.js";
+import { callingProcess } from "../../lease/caller-process.js";
 import { registerLockTakeover } from "./lock-takeover.js";
 
 export function registerLock(program: Command): void {
@@ -21,12 +29,17 @@ export function registerLock(program: Command): void {
       .description("every held lease, live or expired")
       .option("--json", "JSON output"),
   ).action(async (flags: { json?: boolean; store?: string }) => {
-    await withLeases(flags, async (leases) => {
-      const { leases: all, now } = await leases.list();
-      if (flags.json) printJson({ storeNow: iso(now), leases: all.map((l) => leaseJson(l, now)) });
-      else if (all.length === 0) process.stdout.write("no leases held\n");
-      else process.stdout.write(leaseTable(all, now));
-    });
+    await withLeases(
+      flags,
+      async (leases) => {
+        const { leases: all, now } = await leases.list();
+        if (flags.json)
+          printJson({ storeNow: iso(now), leases: all.map((l) => leaseJson(l, now)) });
+        else if (all.length === 0) process.stdout.write("no leases held\n");
+        else process.stdout.write(leaseTable(all, now));
+      },
+      READ_ONLY,
+    );
   });
 
   withStore(
@@ -37,17 +50,21 @@ export function registerLock(program: Command): void {
       .option("--json", "JSON output"),
   ).action(async (scope: string, flags: { json?: boolean; store?: string }) => {
     validateScope(scope, "scope");
-    await withLeases(flags, async (leases) => {
-      const { lease, now } = await leases.get(scope);
-      if (flags.json)
-        printJson(
-          lease
-            ? { held: true, ...leaseJson(lease, now) }
-            : { scope, held: false, storeNow: iso(now) },
-        );
-      else if (!lease) process.stdout.write(`${scope} is free\n`);
-      else process.stdout.write(leaseDetails(lease, now));
-    });
+    await withLeases(
+      flags,
+      async (leases) => {
+        const { lease, now } = await leases.get(scope);
+        if (flags.json)
+          printJson(
+            lease
+              ? { held: true, ...leaseJson(lease, now) }
+              : { scope, held: false, storeNow: iso(now) },
+          );
+        else if (!lease) process.stdout.write(`${scope} is free\n`);
+        else process.stdout.write(leaseDetails(lease, now));
+      },
+      READ_ONLY,
+    );
   });
 
   withTakeoverFlags(
@@ -69,7 +86,7 @@ export function registerLock(program: Command): void {
         .option("--note <text>", "a note shown in lock list/show")
         .option(
           "--owner-pid <pid>",
-          "the process that holds the lease, if one outlives this command",
+          "the process that holds the lease (default: the calling script's shell, our parent; 'none': no process)",
         )
         .option("--json", "print the whole lease as JSON instead of the token"),
     ),
@@ -86,7 +103,14 @@ export function registerLock(program: Command): void {
         store?: string;
       } & TakeoverFlags,
     ) => {
-      const pid = flags.ownerPid === undefined ? null : Number(flags.ownerPid);
+      // By default the calling script owns the lease: once it is gone (crashed, killed), a
+      // takeover finds the owner dead on this host instead of waiting for a human.
+      const pid =
+        flags.ownerPid === undefined
+          ? callingProcess()
+          : flags.ownerPid === "none"
+            ? null
+            : Number(flags.ownerPid);
       if (pid !== null && !(Number.isInteger(pid) && pid > 0)) {
         throw invalidInput(`--owner-pid: "${flags.ownerPid}" is not a process id`);
       }

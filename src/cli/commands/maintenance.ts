@@ -6,7 +6,7 @@ import { drainTimeout } from "../../domain/maintenance-policy.js";
 import { operatorName } from "../../journal/inspect.js";
 import { runtimeStatus, startMaintenance, waitForMaintenance } from "../../runtime/maintenance.js";
 import { Exit } from "../exit-codes.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 import { printJson, table } from "../output.js";
 
 interface StartFlags {
@@ -100,46 +100,50 @@ export function registerMaintenance(program: Command): void {
       flags: { json?: boolean; store?: string; config?: string },
     ) => {
       if (runtimeId !== undefined) validateRuntimeId(runtimeId, "runtime");
-      await withLeases(flags, async (leases) => {
-        const store = leases.store;
-        const records =
-          runtimeId === undefined
-            ? (await store.journal.listRuntimes()).runtimes
-            : [(await store.journal.getRuntime(runtimeId)).runtime].filter((r) => r !== null);
-        if (runtimeId !== undefined && records.length === 0)
-          throw invalidInput(`no runtime named ${runtimeId}`);
-        const views = await Promise.all(records.map((r) => runtimeStatus(store, r)));
-        if (flags.json) printJson(runtimeId === undefined ? { runtimes: views } : views[0]);
-        else if (views.length === 0) process.stdout.write("no runtimes\n");
-        else if (runtimeId !== undefined) process.stdout.write(details(views[0]!));
-        else
-          process.stdout.write(
-            table(
-              [
-                "RUNTIME",
-                "STATE",
-                "MAINTENANCE",
-                "ACCEPTING",
-                "ACTIVE",
-                "REVIEW",
-                "DEADLINE",
-                "PROCESS",
-                "LEASE",
-              ],
-              views.map((v) => [
-                v.runtimeId,
-                v.state,
-                v.maintenanceId ?? "-",
-                v.acceptingWork ? "yes" : "no",
-                String(v.activeRuns),
-                String(v.runsNeedingReview),
-                v.deadlineAt ?? "-",
-                `${v.process.host ?? "?"} pid ${v.process.pid ?? "?"}`,
-                v.lease.state,
-              ]),
-            ),
-          );
-      });
+      await withLeases(
+        flags,
+        async (leases) => {
+          const store = leases.store;
+          const records =
+            runtimeId === undefined
+              ? (await store.journal.listRuntimes()).runtimes
+              : [(await store.journal.getRuntime(runtimeId)).runtime].filter((r) => r !== null);
+          if (runtimeId !== undefined && records.length === 0)
+            throw invalidInput(`no runtime named ${runtimeId}`);
+          const views = await Promise.all(records.map((r) => runtimeStatus(store, r)));
+          if (flags.json) printJson(runtimeId === undefined ? { runtimes: views } : views[0]);
+          else if (views.length === 0) process.stdout.write("no runtimes\n");
+          else if (runtimeId !== undefined) process.stdout.write(details(views[0]!));
+          else
+            process.stdout.write(
+              table(
+                [
+                  "RUNTIME",
+                  "STATE",
+                  "MAINTENANCE",
+                  "ACCEPTING",
+                  "ACTIVE",
+                  "REVIEW",
+                  "DEADLINE",
+                  "PROCESS",
+                  "LEASE",
+                ],
+                views.map((v) => [
+                  v.runtimeId,
+                  v.state,
+                  v.maintenanceId ?? "-",
+                  v.acceptingWork ? "yes" : "no",
+                  String(v.activeRuns),
+                  String(v.runsNeedingReview),
+                  v.deadlineAt ?? "-",
+                  `${v.process.host ?? "?"} pid ${v.process.pid ?? "?"}`,
+                  v.lease.state,
+                ]),
+              ),
+            );
+        },
+        READ_ONLY,
+      );
     },
   );
 }

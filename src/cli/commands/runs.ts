@@ -4,7 +4,7 @@ import { validateEffectKey, validateRunId, validateRuntimeId } from "../../domai
 import { RUN_STATES, type RunState } from "../../domain/journal-record.js";
 import { describeRun, operatorName } from "../../journal/inspect.js";
 import { resolveEffect } from "../../journal/resolve.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 import { iso, printJson, table } from "../output.js";
 
 interface ListFlags {
@@ -40,41 +40,45 @@ export function registerRuns(program: Command): void {
     const limit = Number(flags.limit);
     if (!Number.isInteger(limit) || limit < 1)
       throw invalidInput(`--limit: "${flags.limit}" is not a positive integer`);
-    await withLeases(flags, async (leases) => {
-      const { runs: list, now } = await leases.store.journal.listRuns({
-        ...(state ? { state } : {}),
-        ...(flags.runtime ? { runtimeId: flags.runtime } : {}),
-        limit,
-      });
-      if (flags.json) {
-        printJson({
-          storeNow: iso(now),
-          runs: list.map((r) => ({
-            ...r,
-            createdAt: iso(r.createdAt),
-            updatedAt: iso(r.updatedAt),
-          })),
+    await withLeases(
+      flags,
+      async (leases) => {
+        const { runs: list, now } = await leases.store.journal.listRuns({
+          ...(state ? { state } : {}),
+          ...(flags.runtime ? { runtimeId: flags.runtime } : {}),
+          limit,
         });
-        return;
-      }
-      if (list.length === 0) {
-        process.stdout.write(`no runs${state ? ` in state ${state}` : ""}\n`);
-        return;
-      }
-      process.stdout.write(
-        table(
-          ["RUN", "RUNTIME", "STATE", "SEQ", "UPDATED", "REASON"],
-          list.map((r) => [
-            r.runId,
-            r.runtimeId,
-            r.state,
-            String(r.seq),
-            iso(r.updatedAt),
-            r.reviewReason ?? "",
-          ]),
-        ),
-      );
-    });
+        if (flags.json) {
+          printJson({
+            storeNow: iso(now),
+            runs: list.map((r) => ({
+              ...r,
+              createdAt: iso(r.createdAt),
+              updatedAt: iso(r.updatedAt),
+            })),
+          });
+          return;
+        }
+        if (list.length === 0) {
+          process.stdout.write(`no runs${state ? ` in state ${state}` : ""}\n`);
+          return;
+        }
+        process.stdout.write(
+          table(
+            ["RUN", "RUNTIME", "STATE", "SEQ", "UPDATED", "REASON"],
+            list.map((r) => [
+              r.runId,
+              r.runtimeId,
+              r.state,
+              String(r.seq),
+              iso(r.updatedAt),
+              r.reviewReason ?? "",
+            ]),
+          ),
+        );
+      },
+      READ_ONLY,
+    );
   });
 
   withStore(
@@ -87,46 +91,50 @@ export function registerRuns(program: Command): void {
       .option("--json", "JSON output"),
   ).action(async (runId: string, flags: { json?: boolean; store?: string; config?: string }) => {
     validateRunId(runId, "run");
-    await withLeases(flags, async (leases) => {
-      const snap = await leases.store.journal.getRun(runId);
-      if (!snap) throw invalidInput(`no run ${runId} in the journal`);
-      const view = describeRun(snap);
-      if (flags.json) {
-        printJson(view);
-        return;
-      }
-      const r = view.run;
-      const head: [string, string][] = [
-        ["run", r.runId],
-        ["runtime", r.runtimeId],
-        ["state", r.state + (r.reviewReason ? ` (${r.reviewReason})` : "")],
-        ["sequence", String(r.seq)],
-        ["lease", `${r.scope}, token ${r.token}`],
-        ["created", r.createdAt],
-        ["updated", r.updatedAt],
-        ["checkpoint", r.checkpoint ?? "-"],
-      ];
-      const w = Math.max(...head.map((h) => h[0].length));
-      process.stdout.write(head.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join("\n") + "\n\n");
-      if (view.effects.length === 0) {
-        process.stdout.write("no effects\n");
-        return;
-      }
-      process.stdout.write(
-        table(
-          ["KEY", "STATE", "SEQ", "ATTEMPT", "REQUEST ID", "RECORD", "RESULT / REASON"],
-          view.effects.map((e) => [
-            e.key,
-            e.state,
-            String(e.seq),
-            String(e.attempt),
-            e.requestId ?? "-",
-            e.valid ? "valid" : `INVALID: ${e.problem}`,
-            clip(e.state === "NEEDS_REVIEW" ? (e.reviewReason ?? "") : (e.result ?? "-")),
-          ]),
-        ),
-      );
-    });
+    await withLeases(
+      flags,
+      async (leases) => {
+        const snap = await leases.store.journal.getRun(runId);
+        if (!snap) throw invalidInput(`no run ${runId} in the journal`);
+        const view = describeRun(snap);
+        if (flags.json) {
+          printJson(view);
+          return;
+        }
+        const r = view.run;
+        const head: [string, string][] = [
+          ["run", r.runId],
+          ["runtime", r.runtimeId],
+          ["state", r.state + (r.reviewReason ? ` (${r.reviewReason})` : "")],
+          ["sequence", String(r.seq)],
+          ["lease", `${r.scope}, token ${r.token}`],
+          ["created", r.createdAt],
+          ["updated", r.updatedAt],
+          ["checkpoint", r.checkpoint ?? "-"],
+        ];
+        const w = Math.max(...head.map((h) => h[0].length));
+        process.stdout.write(head.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join("\n") + "\n\n");
+        if (view.effects.length === 0) {
+          process.stdout.write("no effects\n");
+          return;
+        }
+        process.stdout.write(
+          table(
+            ["KEY", "STATE", "SEQ", "ATTEMPT", "REQUEST ID", "RECORD", "RESULT / REASON"],
+            view.effects.map((e) => [
+              e.key,
+              e.state,
+              String(e.seq),
+              String(e.attempt),
+              e.requestId ?? "-",
+              e.valid ? "valid" : `INVALID: ${e.problem}`,
+              clip(e.state === "NEEDS_REVIEW" ? (e.reviewReason ?? "") : (e.result ?? "-")),
+            ]),
+          ),
+        );
+      },
+      READ_ONLY,
+    );
   });
 
   withStore(

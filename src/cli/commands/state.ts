@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { invalidInput } from "../../domain/errors.js";
 import { parseToken, validateScope } from "../../domain/names.js";
 import { iso, printJson, table } from "../output.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 
 const KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
 const MAX_VALUE = 64 * 1024;
@@ -50,22 +50,26 @@ export function registerState(program: Command): void {
   ).action(
     async (scope: string, key: string | undefined, flags: { json?: boolean; store?: string }) => {
       validateScope(scope, "scope");
-      await withLeases(flags, async (leases) => {
-        const entries = (await leases.store.getState(scope)).filter(
-          (e) => key === undefined || e.key === key,
-        );
-        if (key !== undefined && entries.length === 0)
-          throw invalidInput(`${scope} has no state key "${key}"`);
-        if (flags.json) printJson(entries.map((e) => ({ ...e, updatedAt: iso(e.updatedAt) })));
-        else if (key !== undefined) process.stdout.write(`${entries[0]!.value}\n`);
-        else
-          process.stdout.write(
-            table(
-              ["KEY", "TOKEN", "UPDATED", "VALUE"],
-              entries.map((e) => [e.key, String(e.token), iso(e.updatedAt), e.value]),
-            ),
+      await withLeases(
+        flags,
+        async (leases) => {
+          const entries = (await leases.store.getState(scope)).filter(
+            (e) => key === undefined || e.key === key,
           );
-      });
+          if (key !== undefined && entries.length === 0)
+            throw invalidInput(`${scope} has no state key "${key}"`);
+          if (flags.json) printJson(entries.map((e) => ({ ...e, updatedAt: iso(e.updatedAt) })));
+          else if (key !== undefined) process.stdout.write(`${entries[0]!.value}\n`);
+          else
+            process.stdout.write(
+              table(
+                ["KEY", "TOKEN", "UPDATED", "VALUE"],
+                entries.map((e) => [e.key, String(e.token), iso(e.updatedAt), e.value]),
+              ),
+            );
+        },
+        READ_ONLY,
+      );
     },
   );
 }

@@ -1,11 +1,11 @@
-import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { formatDuration, parseDuration } from "../../domain/duration.js";
 import { parsePositiveInt, validateWaveName } from "../../domain/wave-input.js";
 import { loadConfig } from "../../config/resolve-config.js";
 import { checkRemoteGrace } from "../../domain/remote-grace.js";
 import { leaseTiming } from "../../domain/lease.js";
-import { defaultSqlitePath } from "../../store/open-store.js";
+import { resolveStore } from "../../store/open-store.js";
+import { defaultWaveLogDir } from "../../wave/log-dir.js";
 import type { HostOutcome } from "../../wave/host-worker.js";
 import { resolveRunOptions, type WaveRunOptions } from "../../wave/run-options.js";
 import { runWave } from "../../wave/run-wave.js";
@@ -104,7 +104,10 @@ function runFlags(cmd: Command, resume: boolean): Command {
           "stopping a command: SIGTERM, then SIGKILL after this long",
           "10s",
         )
-        .option("--log-dir <dir>", "one log file per host (default: <state dir>/waves/NAME)")
+        .option(
+          "--log-dir <dir>",
+          "one log file per host (default: beside a SQLite store, <store dir>/waves/NAME)",
+        )
         .option("--no-log", "discard the commands' output")
         .option("--json", "print the outcome as JSON"),
     ),
@@ -139,7 +142,7 @@ export function registerWaveRun(wave: Command): void {
 
 async function runAction(name: string, flags: RunFlags, resume: boolean): Promise<void> {
   validateWaveName(name);
-  loadConfig(flags); // every bad setting fails here, before the store is touched
+  const config = loadConfig(flags); // every bad setting fails here, before the store is touched
   const ttlMs = parseDuration(flags.ttl, "--ttl");
   const ms = (v: string | undefined, what: string) =>
     v === undefined ? undefined : parseDuration(v, what);
@@ -184,13 +187,13 @@ async function runAction(name: string, flags: RunFlags, resume: boolean): Promis
     logDir:
       flags.log === false
         ? null
-        : (flags.logDir ?? join(dirname(defaultSqlitePath()), "waves", name)),
+        : (flags.logDir ?? defaultWaveLogDir(resolveStore(config.store), name)),
     signals: true,
   };
   // Everything that can be checked without the wave is checked before the store is opened.
   const resolved = resolveRunOptions({ ...o, patch: o.patch ?? "true" }, null);
   checkRemoteGrace(
-    loadConfig(flags).takeover.remoteGraceMs,
+    config.takeover.remoteGraceMs,
     resolved.graceMs,
     leaseTiming(resolved.ttlMs, resolved.heartbeatMs).safetyMarginMs,
   );

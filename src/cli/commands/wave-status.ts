@@ -5,7 +5,7 @@ import { HostState } from "../../domain/wave-state.js";
 import { sleep } from "../../process/clock.js";
 import type { Leases } from "../../lease/leases.js";
 import { listWaves, waveStatus, type WaveStatus } from "../../wave/wave-status.js";
-import { withLeases, withStore } from "../context.js";
+import { withLeases, withStore, READ_ONLY } from "../context.js";
 import { printJson, table } from "../output.js";
 import { bar, countsText, LiveBlock, progressLines } from "../wave-display.js";
 
@@ -38,15 +38,19 @@ export function registerWaveStatus(wave: Command): void {
       .option("--follow", "print a line per host change until the wave stops (no terminal needed)"),
   ).action(async (name: string | undefined, flags: StatusFlags) => {
     if (name !== undefined) validateWaveName(name);
-    await withLeases(flags, async (leases) => {
-      if (name === undefined) return printList(leases, flags.json === true);
-      const s = await waveStatus(leases.store, name);
-      if (flags.json) return printJson(s);
-      const running = s.wave.state === "running" && s.holder?.state === "live";
-      if (running && flags.follow) return follow(leases, name, s);
-      if (running && !flags.once && process.stdout.isTTY) return live(leases, name);
-      process.stdout.write(statusText(s, flags.all === true));
-    });
+    await withLeases(
+      flags,
+      async (leases) => {
+        if (name === undefined) return printList(leases, flags.json === true);
+        const s = await waveStatus(leases.store, name);
+        if (flags.json) return printJson(s);
+        const running = s.wave.state === "running" && s.holder?.state === "live";
+        if (running && flags.follow) return follow(leases, name, s);
+        if (running && !flags.once && process.stdout.isTTY) return live(leases, name);
+        process.stdout.write(statusText(s, flags.all === true));
+      },
+      READ_ONLY,
+    );
   });
 }
 

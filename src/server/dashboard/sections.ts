@@ -23,7 +23,7 @@ function verdict(s: DashboardSnapshot): string {
   const name = STATUS_NAMES[c.status];
   const summary =
     c.findings.length === 0
-      ? `${c.leases.held} lease(s) held, none stale`
+      ? `${s.leases.total} lease(s) held, none stale`
       : `${c.findings.length} finding(s)`;
   // `check` judges leases and waves; runs in review are shown beside it, never hidden.
   const review =

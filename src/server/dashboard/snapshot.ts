@@ -57,7 +57,11 @@ export async function gatherSnapshot(
   o: { maxHoldMs: number | null },
 ): Promise<DashboardSnapshot> {
   const read = await store.listLeases();
-  const check = await runCheck(store, { maxHoldMs: o.maxHoldMs, record: false, leases: read });
+  const check = await runCheck(store, {
+    maxHoldMs: o.maxHoldMs,
+    windowMs: 86_400_000,
+    leases: read,
+  });
   const now = read.now;
   const leases = read.leases
     .map((l) => leaseJson(l, now))

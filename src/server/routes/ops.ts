@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { runCheck } from "../../ops/check.js";
+import { checkJson } from "../../ops/check-output.js";
 import type { ServerContext } from "../context.js";
 import { scrubSecrets } from "../http-errors.js";
 
@@ -37,9 +38,11 @@ export function opsRoutes(ctx: ServerContext): Hono {
     }
   });
 
-  // Read-only: the API's check never moves the "since the last check" mark of `quiesce check`.
+  // The same report as `quiesce check --format json` (the check only reads).
   app.get("/api/check", async (c) =>
-    c.json(await runCheck(ctx.store, { maxHoldMs: ctx.maxHoldMs, record: false })),
+    c.json(
+      checkJson(await runCheck(ctx.store, { maxHoldMs: ctx.maxHoldMs, windowMs: 86_400_000 })),
+    ),
   );
 
   app.get("/metrics", async (c) => {

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { randomUUID } from "node:crypto";
-import { ErrorCode, QuiesceError } from "../../domain/errors.js";
+import { ErrorCode, QuiesceError, storeMissing } from "../../domain/errors.js";
 import { migrations } from "./migrations.generated.js";
 
 export const LATEST_PG_SCHEMA = migrations.length;
@@ -45,6 +45,22 @@ export async function migratePg(pool: pg.Pool, schema: string, display: string):
     throw e;
   } finally {
     client.release();
+  }
+}
+
+/**
+ * For read-only commands (a role with SELECT only): the store must exist with this binary's
+ * schema; a missing one is reported, never created, and an older one is left to a writer.
+ */
+export async function checkReadable(pool: pg.Pool, display: string): Promise<void> {
+  const version = await readVersion(pool);
+  if (version === null || version === 0) throw storeMissing(display);
+  checkNotTooNew(version, display);
+  if (version < LATEST_PG_SCHEMA) {
+    throw new QuiesceError(
+      ErrorCode.STORE_UNAVAILABLE,
+      `the store ${display} has schema version ${version}, older than this quiesce (${LATEST_PG_SCHEMA}); run \`quiesce store migrate\` as a role that can write it`,
+    );
   }
 }
 

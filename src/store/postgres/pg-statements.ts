@@ -41,7 +41,7 @@ deq AS (
 ev AS (
   INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
   SELECT clock.now, 'lease.acquired', acq.scope, acq.token, acq.run_id, acq.host, acq.pid,
-         'acquired with token ' || acq.token || ' for ' || acq.ttl_ms || ' ms', $14::jsonb
+         'acquired with token ' || acq.token || ' for ' || $15::text, $14::jsonb
     FROM acq, clock
 )
 SELECT ${leaseColumns("acq")}, quiesce_ms(clock.now) AS now FROM acq, clock`;

@@ -1,3 +1,4 @@
+import { formatDuration } from "../../domain/duration.js";
 import type pg from "pg";
 import {
   EventKind,
@@ -28,7 +29,7 @@ import type {
   TakeoverRequest,
 } from "../store.js";
 import { createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
-import { LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
+import { checkReadable, LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
 import * as sql from "./pg-statements.js";
 import { PgJournal } from "./pg-journal.js";
 import { PgWaves } from "./pg-waves.js";
@@ -59,10 +60,12 @@ export class PgStore implements Store {
     this.waves = new PgWaves(this.pool, target.display);
   }
 
-  static async open(url: string): Promise<PgStore> {
+  /** `readOnly`: the schema must exist and be current; nothing is created or migrated. */
+  static async open(url: string, options: { readOnly?: boolean } = {}): Promise<PgStore> {
     const store = new PgStore(parsePgUrl(url));
     try {
-      await migratePg(store.pool, store.target.schema, store.location);
+      if (options.readOnly) await checkReadable(store.pool, store.location);
+      else await migratePg(store.pool, store.target.schema, store.location);
       return store;
     } catch (e) {
       await store.close();
@@ -94,7 +97,14 @@ export class PgStore implements Store {
       command: o.command,
       note: o.note,
     });
-    const params = [req.scope, req.ticket, ...ownerArgs(o), req.ttlMs, detail];
+    const params = [
+      req.scope,
+      req.ticket,
+      ...ownerArgs(o),
+      req.ttlMs,
+      detail,
+      formatDuration(req.ttlMs),
+    ];
     const rows = await this.q<LeaseRow & { now: number }>("acquire a lease", sql.ACQUIRE, params);
     const won = rows[0];
     if (won) return { ok: true, lease: leaseFromRow(won)!, now: won.now };

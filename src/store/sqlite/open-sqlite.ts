@@ -10,6 +10,8 @@ export const LATEST_SQLITE_SCHEMA = migrations.length;
 export interface SqliteOptions {
   /** How long a writer waits for another process's write transaction (ms). */
   busyTimeoutMs?: number;
+  /** Open an existing store for reading only: never create or migrate (open-sqlite-readonly.ts). */
+  readOnly?: boolean;
 }
 
 /**

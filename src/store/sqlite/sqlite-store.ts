@@ -1,3 +1,4 @@
+import { formatDuration } from "../../domain/duration.js";
 import type Database from "better-sqlite3";
 import {
   EventKind,
@@ -34,6 +35,7 @@ import {
   schemaVersion,
   type SqliteOptions,
 } from "./open-sqlite.js";
+import { openSqliteReadOnly } from "./open-sqlite-readonly.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { SqliteJournal } from "./sqlite-journal.js";
 import { eventParams, SqliteTx } from "./sqlite-tx.js";
@@ -57,7 +59,9 @@ export class SqliteStore implements Store {
 
   constructor(path: string, options: SqliteOptions = {}) {
     this.location = path;
-    this.db = openSqlite(path, options);
+    this.db = options.readOnly
+      ? openSqliteReadOnly(path, options.busyTimeoutMs)
+      : openSqlite(path, options);
     this.q = prepareStatements(this.db);
     this.tx = new SqliteTx(this.db, path);
     this.journal = new SqliteJournal(this.db, path);
@@ -103,7 +107,7 @@ export class SqliteStore implements Store {
         runId: o.runId,
         host: o.host,
         pid: o.pid,
-        message: `acquired with token ${token} for ${req.ttlMs} ms`,
+        message: `acquired with token ${token} for ${formatDuration(req.ttlMs)}`,
         detail: { system: o.system, ttlMs: req.ttlMs, command: o.command, note: o.note },
       });
       const lease = leaseFromRow(this.q.getLease.get(req.scope) as LeaseRow);
@@ -134,7 +138,7 @@ export class SqliteStore implements Store {
       runId: lease.owner.runId,
       host: lease.owner.host,
       pid: lease.owner.pid,
-      message: `lease expired ${now - lease.expiresAt} ms ago without being released (last heartbeat ${now - lease.heartbeatAt} ms ago)`,
+      message: `lease expired ${formatDuration(now - lease.expiresAt)} ago without being released (last heartbeat ${formatDuration(now - lease.heartbeatAt)} ago)`,
       detail: { expiresAt: lease.expiresAt, heartbeatAt: lease.heartbeatAt, owner: lease.owner },
     });
   }
@@ -419,6 +423,7 @@ export class SqliteStore implements Store {
               Number(this.db.pragma("synchronous", { simple: true }))
             ] ?? "?",
           busy_timeout_ms: String(this.db.pragma("busy_timeout", { simple: true })),
+          ...(this.db.readonly ? { access: "read-only" } : {}),
         },
       };
     });

@@ -20,6 +20,7 @@ describe("exitCodeFor", () => {
     LEASE_HELD: 75,
     LEASE_LOST: 76,
     STORE_UNAVAILABLE: 1,
+    STORE_MISSING: 1,
     INVALID_TRANSITION: 1,
     COMMAND_FAILED: 1,
     INTERNAL: 1,
