@@ -14,7 +14,7 @@ import { checkKey } from "../domain/canonical-json.js";
 import { invalidInput } from "../domain/errors.js";
 import { CallProvider, callOnce, type CallProviderOptions } from "../journal/call-effect.js";
 import { resolveRun, type RunBinding } from "../journal/current-run.js";
-import type { Ack, DispatchRequest } from "../journal/provider.js";
+import type { Ack, DispatchRequest, LookupAnswer } from "../journal/provider.js";
 
 export { withRun, currentRun } from "../journal/current-run.js";
 
@@ -54,7 +54,7 @@ export function fetchProvider(o: FetchProviderOptions = {}): CallProvider {
   const p = new CallProvider({
     name: o.name ?? "fetch",
     ...(o.idempotent !== undefined ? { idempotent: o.idempotent } : {}),
-    ...(o.lookup ? { lookup: o.lookup } : {}),
+    ...(o.lookup ? { lookup: asResponseLookup(o.lookup) } : {}),
     resend: (req: DispatchRequest) => sendHttp(req, o),
   });
   fetchProviders.add(p);
@@ -141,6 +141,33 @@ async function sendHttp(d: DispatchRequest, o: FetchProviderOptions): Promise<Ac
     body: text,
   };
   return { requestId, result };
+}
+
+/**
+ * A lookup says what the provider knows (`{ status: "observed", result: invoice }`); what the
+ * run gets back is a Response: a result that is not a recorded response becomes a 200 JSON one.
+ */
+function asResponseLookup(lookup: NonNullable<FetchProviderOptions["lookup"]>) {
+  return async (key: string, signal: AbortSignal): Promise<LookupAnswer> => {
+    const a = await lookup(key, signal);
+    if (a.status !== "observed" || isRecordedResponse(a.result)) return a;
+    return {
+      ...a,
+      result: {
+        status: 200,
+        statusText: "OK",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(a.result ?? null),
+      } satisfies RecordedResponse,
+    };
+  };
+}
+
+function isRecordedResponse(v: unknown): v is RecordedResponse {
+  const r = v as Partial<RecordedResponse> | null;
+  return (
+    typeof r?.status === "number" && typeof r.body === "string" && typeof r.headers === "object"
+  );
 }
 
 function nullBody(status: number): boolean {

@@ -68,7 +68,7 @@ export function derivedKey(name: string, input: unknown): string {
 export function checkKey(key: unknown, name: string): string {
   if (typeof key !== "string")
     throw invalidInput(
-      `${name}: the key function returned ${key === null ? "null" : typeof key}, not a string (e.g. \`invoice:\${input.id}:send\`)`,
+      `${name}: the idempotency key must be a string, not ${key === null ? "null" : typeof key} (e.g. \`invoice:\${input.id}:send\`)`,
     );
   return validateEffectKey(key, `${name}: the key`);
 }

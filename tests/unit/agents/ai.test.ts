@@ -134,7 +134,7 @@ describe("quiesce/ai: journaled AI SDK tools in a generateText loop", () => {
     const exec = t.execute as (i: unknown, o: unknown) => Promise<unknown>;
     await assert.rejects(
       withRun(run, () => exec({ id: "1", amount: 1 }, {})),
-      /tool bad: the key function returned number, not a string/,
+      /tool bad: the idempotency key must be a string, not number/,
     );
     await assert.rejects(
       exec({ id: "1", amount: 1 }, {}),

@@ -65,9 +65,9 @@ describe("canonical input: the same logical input always gives the same key", ()
   test("a key function's answer: a string that is a valid key, or one sentence", () => {
     assert.equal(checkKey("invoice:1:send", "tool t"), "invoice:1:send");
     for (const [v, want] of [
-      [42, /tool t: the key function returned number, not a string/],
-      [null, /returned null, not a string/],
-      [undefined, /returned undefined, not a string/],
+      [42, /tool t: the idempotency key must be a string, not number/],
+      [null, /must be a string, not null/],
+      [undefined, /must be a string, not undefined/],
       ["has space", /tool t: the key: "has space" is not a valid idempotency key/],
     ] as const) {
       const e = (() => {
