@@ -16,7 +16,7 @@ interface DrillFlags {
   point?: string[];
   parallel: string;
   keep?: boolean;
-  ttl: string;
+  ttl?: string;
   list?: boolean;
   json?: boolean;
   store?: string;
@@ -56,8 +56,7 @@ export function registerDrill(program: Command): void {
       .option("--parallel <n>", "rows at once", "3")
       .option(
         "--ttl <duration>",
-        "the demo agents' lease TTL (a restart waits about this long)",
-        "1s",
+        "the agents' lease TTL (a restart waits about this long); default 1s, 2s for --agent browser",
       )
       .option("--keep", "keep the drill's runtimes and runs in the store (deleted by default)")
       .option("--list", "list every named crash point (QUIESCE_CRASH_AT) and exit")
@@ -80,7 +79,7 @@ export function registerDrill(program: Command): void {
     const parallel = Number(flags.parallel);
     if (!Number.isInteger(parallel) || parallel < 1 || parallel > 12)
       throw invalidInput(`--parallel: "${flags.parallel}" is not a number from 1 to 12`);
-    const ttl = parseDuration(flags.ttl, "--ttl");
+    const ttl = flags.ttl === undefined ? undefined : parseDuration(flags.ttl, "--ttl");
     const config = loadConfig(flags);
     const report = await runDrill({
       ...(config.store !== undefined ? { store: config.store } : {}),
@@ -88,7 +87,7 @@ export function registerDrill(program: Command): void {
       agent: flags.agent as DrillAgentName,
       ...(flags.point ? { points: flags.point as DrillPoint[] } : {}),
       parallel,
-      ttl: `${ttl}ms`,
+      ...(ttl !== undefined ? { ttl: `${ttl}ms` } : {}),
       keep: flags.keep === true,
       onRow: (r) => {
         if (!flags.json)

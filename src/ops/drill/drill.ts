@@ -26,7 +26,10 @@ export interface DrillOptions {
   parallel?: number;
   /** Keep the drill's runtimes, runs and effects in the store (default: deleted at the end). */
   keep?: boolean;
-  /** The demo agents' lease TTL: a restart waits about this long for the dead one's lease. */
+  /**
+   * The agents' lease TTL: a restart waits about this long for the dead one's lease. Default
+   * 1s; 2s for the browser agent, whose chromium competes with its heartbeat on a busy machine.
+   */
   ttl?: string;
   /** Longest wait for any one step. Default 30s. */
   stepTimeoutMs?: number;
@@ -149,7 +152,8 @@ async function drillPoint(
       if (!r.ok) throw new Error(`maintenance ${id} was refused (${r.reason})`);
     },
   };
-  const args = ["--runtime", runtimeId, "--provider", provider.url, "--ttl", o.ttl ?? "1s"];
+  const ttl = o.ttl ?? (agent === "browser" ? "2s" : "1s");
+  const args = ["--runtime", runtimeId, "--provider", provider.url, "--ttl", ttl];
   const agents: AgentProcess[] = [];
   // What an agent leaves on disk (a browser profile) dies with the row, SIGKILL or not.
   const tmp = mkdtempSync(join(tmpdir(), "quiesce-drill-"));
@@ -180,6 +184,7 @@ async function drillPoint(
       .requestMaintenance(`mw-${runtimeId}-end`, 10_000)
       .catch((e: Error) => failures.push(e.message));
     const restart = await second.exit(stepMs);
+    if (restart.code !== 0) notes.push(`restarted process: ${lastWords(second)}`);
     const final = await observe(ctx, spec.job);
     const verdict = judge({
       spec,
@@ -249,4 +254,11 @@ async function waitFor<T>(
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** What an agent said last before an unexpected exit: its error line, else its stderr's tail. */
+function lastWords(a: AgentProcess): string {
+  const err = a.lines.findLast((l) => l.type === "error" || l.type === "resume_failed");
+  if (err) return String(err.message);
+  return a.stderr.trim().split("\n").slice(-3).join(" / ") || "no output";
 }
