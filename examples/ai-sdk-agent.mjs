@@ -64,7 +64,7 @@ const model = new MockLanguageModelV4({
         },
 });
 
-const store = process.env.QUIESCE_STORE ?? join(tmpdir(), `quiesce-example-${process.pid}.db`);
+const store = process.env.QUIESCE_STORE ?? join(tmpdir(), "quiesce-examples.db");
 const rt = await openRuntime({ store, id: "example-ai", providers: providersOf(tools) });
 const run = await rt.startRun();
 for (const attempt of [1, 2]) {

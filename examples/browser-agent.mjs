@@ -43,7 +43,7 @@ const checkout = browserCheckpoint(page, {
   requestIdHeaders: ["x-request-id"],
 });
 
-const store = process.env.QUIESCE_STORE ?? join(tmpdir(), `quiesce-example-${process.pid}.db`);
+const store = process.env.QUIESCE_STORE ?? join(tmpdir(), "quiesce-examples.db");
 const rt = await openRuntime({
   store,
   id: "example-browser",

@@ -18,7 +18,7 @@ const payments = fetchProvider({
       : { status: "absent" };
   },
 });
-const store = process.env.QUIESCE_STORE ?? join(tmpdir(), `quiesce-example-${process.pid}.db`);
+const store = process.env.QUIESCE_STORE ?? join(tmpdir(), "quiesce-examples.db");
 const rt = await openRuntime({ store, id: "example-fetch", providers: [payments] });
 const run = await rt.startRun();
 const send = () =>

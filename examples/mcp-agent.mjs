@@ -30,7 +30,7 @@ const client = journaledMcpClient(mcp, {
   name: "chat-mcp",
   key: (tool, args) => `slack:${args.channel}:${tool}:release-1.4`,
 });
-const store = process.env.QUIESCE_STORE ?? join(tmpdir(), `quiesce-example-${process.pid}.db`);
+const store = process.env.QUIESCE_STORE ?? join(tmpdir(), "quiesce-examples.db");
 const rt = await openRuntime({ store, id: "example-mcp", providers: [client.quiesceProvider] });
 const run = await rt.startRun();
 const call = { name: "post_message", arguments: { channel: "releases", text: "1.4 is out" } };
