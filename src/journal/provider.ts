@@ -42,6 +42,11 @@ export interface Provider {
   readonly capabilities: ProviderCapabilities;
   dispatch(req: DispatchRequest): Promise<Ack>;
   lookup?(key: string, signal: AbortSignal): Promise<LookupAnswer>;
+  /**
+   * False: the recorded request is not enough to send it (a click on a live page): recovery
+   * leaves a PLANNED effect to the run's own code instead of dispatching it. Default true.
+   */
+  readonly resendFromRecord?: boolean;
 }
 
 /** The providers a process can send through, by name (recovery needs them to replay). */
@@ -63,6 +68,17 @@ export class ProviderRegistry {
       throw invalidInput(`provider ${p.name}: declares statusLookup but has no lookup()`);
     if (this.byName.has(p.name)) throw invalidInput(`provider ${p.name} is registered twice`);
     this.byName.set(p.name, p);
+  }
+
+  /** Registers `p` unless this very provider is registered already (an adapter's first call). */
+  ensure(p: Provider): void {
+    const known = this.byName.get(p.name);
+    if (known === p) return;
+    if (known)
+      throw invalidInput(
+        `another provider named "${p.name}" is registered; give each journaled tool or client its own name`,
+      );
+    this.register(p);
   }
 
   get(name: string): Provider | null {

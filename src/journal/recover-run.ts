@@ -78,7 +78,7 @@ export async function recoverRun(journal: Journal, snap: RunSnapshot): Promise<R
         );
     if (run.state !== RunState.NEEDS_REVIEW)
       for (const e of run.effects)
-        if (e.state === EffectState.PLANNED)
+        if (e.state === EffectState.PLANNED && resendable(journal, e.provider))
           await settle(run.id, () => advanceEffect(run, e.key, { waitPending: false }));
   } catch (err) {
     error = (err as Error).message;
@@ -120,6 +120,14 @@ export async function recoverRun(journal: Journal, snap: RunSnapshot): Promise<R
       (moved ? `: ${moved}` : ": nothing was in flight") +
       (error ? `; stopped early: ${error}` : ""),
   };
+}
+
+/**
+ * A PLANNED effect whose provider cannot send from the record (a browser submit) stays PLANNED:
+ * nothing was sent (DISPATCHED is written first, I8), and the run's code sends it on resume.
+ */
+function resendable(journal: Journal, provider: string): boolean {
+  return journal.providers.get(provider)?.resendFromRecord !== false;
 }
 
 /** A quarantine ends the effect's recovery, not the run's. */

@@ -3,6 +3,7 @@ import { loadConfig } from "../../config/resolve-config.js";
 import { formatDuration, parseDuration } from "../../domain/duration.js";
 import { invalidInput } from "../../domain/errors.js";
 import { CRASH_POINTS } from "../../fault/crash-points.js";
+import { DRILL_AGENTS, type DrillAgentName } from "../../ops/drill/agent-process.js";
 import { runDrill, type DrillReport } from "../../ops/drill/drill.js";
 import { DRILL_POINTS, type DrillPoint } from "../../ops/drill/scenarios.js";
 import { Exit } from "../exit-codes.js";
@@ -11,10 +12,11 @@ import { printJson, table } from "../output.js";
 
 interface DrillFlags {
   provider: string;
+  agent: string;
   point?: string[];
   parallel: string;
   keep?: boolean;
-  ttl: string;
+  ttl?: string;
   list?: boolean;
   json?: boolean;
   store?: string;
@@ -34,6 +36,10 @@ export function registerDrill(program: Command): void {
           "and SIGKILLs itself there (QUIESCE_CRASH_AT); a second process restarts and recovers. One row\n" +
           "per point: expected vs observed, run, checkpoint sequence, provider request id, PASS/FAIL.\n" +
           "The provider counts executions per idempotency key: each effect must land at most once.\n" +
+          "--agent runs a real framework agent instead of the demo one: ai-sdk (a generateText loop with a\n" +
+          "scripted mock model and a journaled tool), mcp (an MCP server over stdio called through\n" +
+          "journaledMcpClient), browser (the system chromium via playwright-core submitting a checkout form;\n" +
+          "needs /usr/bin/chromium or QUIESCE_CHROMIUM, never downloads one).\n" +
           "Exit 0 when every row passes, 1 otherwise.",
       )
       .option(
@@ -41,12 +47,16 @@ export function registerDrill(program: Command): void {
         "full (idempotency keys + status lookup), none (neither), or both",
         "full",
       )
+      .option(
+        "--agent <name>",
+        `who makes the side effects (${Object.keys(DRILL_AGENTS).join(", ")})`,
+        "demo",
+      )
       .option("--point <name...>", `only these points (${DRILL_POINTS.join(", ")})`)
       .option("--parallel <n>", "rows at once", "3")
       .option(
         "--ttl <duration>",
-        "the demo agents' lease TTL (a restart waits about this long)",
-        "1s",
+        "the agents' lease TTL (a restart waits about this long); default 1s, 2s for --agent browser",
       )
       .option("--keep", "keep the drill's runtimes and runs in the store (deleted by default)")
       .option("--list", "list every named crash point (QUIESCE_CRASH_AT) and exit")
@@ -59,23 +69,31 @@ export function registerDrill(program: Command): void {
     }
     if (!["full", "none", "both"].includes(flags.provider))
       throw invalidInput(`--provider: "${flags.provider}" is not full, none or both`);
+    if (!Object.hasOwn(DRILL_AGENTS, flags.agent))
+      throw invalidInput(
+        `--agent: "${flags.agent}" is not a drill agent (${Object.keys(DRILL_AGENTS).join(", ")})`,
+      );
     for (const p of flags.point ?? [])
       if (!(DRILL_POINTS as readonly string[]).includes(p))
         throw invalidInput(`--point: "${p}" is not a drill point (${DRILL_POINTS.join(", ")})`);
     const parallel = Number(flags.parallel);
     if (!Number.isInteger(parallel) || parallel < 1 || parallel > 12)
       throw invalidInput(`--parallel: "${flags.parallel}" is not a number from 1 to 12`);
-    const ttl = parseDuration(flags.ttl, "--ttl");
+    const ttl = flags.ttl === undefined ? undefined : parseDuration(flags.ttl, "--ttl");
     const config = loadConfig(flags);
     const report = await runDrill({
       ...(config.store !== undefined ? { store: config.store } : {}),
       provider: flags.provider as "full" | "none" | "both",
+      agent: flags.agent as DrillAgentName,
       ...(flags.point ? { points: flags.point as DrillPoint[] } : {}),
       parallel,
-      ttl: `${ttl}ms`,
+      ...(ttl !== undefined ? { ttl: `${ttl}ms` } : {}),
       keep: flags.keep === true,
       onRow: (r) => {
-        if (!flags.json) say(`drill: ${r.point} (${r.provider}) ${r.pass ? "PASS" : "FAIL"}`);
+        if (!flags.json)
+          say(
+            `drill: ${r.agent === "demo" ? "" : `${r.agent} `}${r.point} (${r.provider}) ${r.pass ? "PASS" : "FAIL"}`,
+          );
       },
     });
     if (flags.json) printJson(report);
@@ -116,6 +134,6 @@ function render(r: DrillReport): string {
     for (const f of x.failures) out += `  FAIL: ${f}\n`;
   }
   const passed = r.rows.filter((x) => x.pass).length;
-  out += `\n${passed}/${r.rows.length} PASS on ${r.backend} ${r.store} in ${formatDuration(r.durationMs)}\n`;
+  out += `\n${passed}/${r.rows.length} PASS${r.agent === "demo" ? "" : ` (agent ${r.agent})`} on ${r.backend} ${r.store} in ${formatDuration(r.durationMs)}\n`;
   return out;
 }

@@ -132,6 +132,11 @@ export function registerRuns(program: Command): void {
             ]),
           ),
         );
+        // What the agent recorded with each effect (tool and input, page URL, identity, page
+        // state hash, last action): what a reviewer reads before deciding.
+        for (const e of view.effects)
+          if (e.context !== null)
+            process.stdout.write(`\ncontext of ${e.key}:\n${contextLines(e.context)}`);
       },
       READ_ONLY,
     );
@@ -211,4 +216,20 @@ function parseRunState(s: string): RunState {
 
 function clip(s: string, n = 60): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}
+
+/** A recorded context as `  name  value` lines (nested values as JSON); other JSON as is. */
+function contextLines(text: string): string {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return `  ${text}\n`;
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return `  ${text}\n`;
+  const rows = Object.entries(v as Record<string, unknown>).map(
+    ([k, x]) => [k, typeof x === "string" ? x : JSON.stringify(x)] as const,
+  );
+  const w = Math.max(0, ...rows.map(([k]) => k.length));
+  return rows.map(([k, x]) => `  ${k.padEnd(w)}  ${x}\n`).join("");
 }

@@ -1,7 +1,17 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const ENTRY = fileURLToPath(new URL("./demo-agent.js", import.meta.url));
+/** The agents the drill can run: the demo agent and one per framework adapter. */
+export const DRILL_AGENTS = {
+  demo: "./demo-agent.js",
+  "ai-sdk": "./agents/ai-sdk-agent.js",
+  mcp: "./agents/mcp-agent.js",
+  browser: "./agents/browser-agent.js",
+} as const;
+export type DrillAgentName = keyof typeof DRILL_AGENTS;
+
+const entry = (agent: DrillAgentName) =>
+  fileURLToPath(new URL(DRILL_AGENTS[agent], import.meta.url));
 
 export interface AgentExit {
   code: number | null;
@@ -11,7 +21,7 @@ export interface AgentExit {
 export type AgentLine = Record<string, unknown> & { type: string };
 
 /**
- * The demo agent as a real child process: its JSON lines as they arrive, its exit, and a way
+ * A drill agent as a real child process: its JSON lines as they arrive, its exit, and a way
  * to wait for a given line. `crashAt` sets QUIESCE_CRASH_AT, so it SIGKILLs itself there.
  */
 export class AgentProcess {
@@ -22,11 +32,16 @@ export class AgentProcess {
   private readonly listeners = new Set<() => void>();
   private exitInfo: AgentExit | null = null;
 
-  constructor(args: readonly string[], crashAt: string | null, extraEnv: NodeJS.ProcessEnv = {}) {
+  constructor(
+    args: readonly string[],
+    crashAt: string | null,
+    extraEnv: NodeJS.ProcessEnv = {},
+    agent: DrillAgentName = "demo",
+  ) {
     const env: NodeJS.ProcessEnv = { ...process.env, QUIESCE_DEBUG: "", ...extraEnv };
     delete env.QUIESCE_CRASH_AT;
     if (crashAt) env.QUIESCE_CRASH_AT = crashAt;
-    this.child = spawn(process.execPath, [ENTRY, ...args], {
+    this.child = spawn(process.execPath, [entry(agent), ...args], {
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -13,24 +13,44 @@ import type {
  * GET /capabilities (the drill switches them off with `--provider none`).
  */
 export async function demoProviderClient(baseUrl: string): Promise<Provider> {
-  const caps = (await getJson(`${baseUrl}/capabilities`)).body as ProviderCapabilities;
+  const caps = await demoCapabilities(baseUrl);
   const provider: Provider = {
     name: "demo",
-    capabilities: { idempotencyKey: caps.idempotencyKey, statusLookup: caps.statusLookup },
+    capabilities: caps,
     dispatch: (req) => post(baseUrl, req),
   };
-  if (caps.statusLookup) {
-    provider.lookup = async (key: string): Promise<LookupAnswer> => {
-      const r = await getJson(`${baseUrl}/effects/${encodeURIComponent(key)}`);
-      const b = r.body as { status?: string; requestId?: string; result?: unknown };
-      if (r.status === 404 && b.status === "absent") return { status: "absent" };
-      if (r.status !== 200) throw new Error(`lookup of ${key} failed with HTTP ${r.status}`);
-      return b.status === "observed"
-        ? { status: "observed", requestId: b.requestId ?? null, result: b.result }
-        : { status: "acknowledged", requestId: b.requestId ?? null };
-    };
-  }
+  if (caps.statusLookup) provider.lookup = (key) => lookupEffect(baseUrl, key);
   return provider;
+}
+
+/** What the demo provider declares (the drill's `--provider full|none`). */
+export async function demoCapabilities(baseUrl: string): Promise<ProviderCapabilities> {
+  const caps = (await getJson(`${baseUrl}/capabilities`)).body as ProviderCapabilities;
+  return { idempotencyKey: caps.idempotencyKey, statusLookup: caps.statusLookup };
+}
+
+/** The demo provider's status lookup by idempotency key. */
+export async function lookupEffect(baseUrl: string, key: string): Promise<LookupAnswer> {
+  const r = await getJson(`${baseUrl}/effects/${encodeURIComponent(key)}`);
+  const b = r.body as { status?: string; requestId?: string; result?: unknown };
+  if (r.status === 404 && b.status === "absent") return { status: "absent" };
+  if (r.status !== 200) throw new Error(`lookup of ${key} failed with HTTP ${r.status}`);
+  return b.status === "observed"
+    ? { status: "observed", requestId: b.requestId ?? null, result: b.result }
+    : { status: "acknowledged", requestId: b.requestId ?? null };
+}
+
+/** One POST /effects (what a framework agent's tool does): the provider's answer. */
+export async function postEffect(
+  baseUrl: string,
+  key: string,
+  request: unknown,
+  signal: AbortSignal,
+): Promise<{ requestId: string; status?: string; result?: unknown }> {
+  const ack = await post(baseUrl, { key, request, attempt: 1, signal, sent: () => undefined });
+  return ack.pending
+    ? { requestId: ack.requestId!, status: "accepted" }
+    : { requestId: ack.requestId!, result: ack.result };
 }
 
 function post(baseUrl: string, d: DispatchRequest): Promise<Ack> {

@@ -79,6 +79,33 @@ export class DemoProvider {
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
   }
 
+  /**
+   * Executes the key's side effect (once per key in `full` mode: it honours the key) and holds
+   * the answer while the key is held; null when the caller went away meanwhile.
+   */
+  private async deliver(
+    key: string,
+    amount: number,
+    res: http.ServerResponse,
+  ): Promise<Delivery | null> {
+    this.requests.set(key, this.requested(key) + 1);
+    const seen = this.delivered.get(key);
+    let d: Delivery;
+    if (seen && this.mode === "full") {
+      d = seen; // the idempotency key: a repeat does nothing new
+    } else {
+      const requestId = `req-${this.nextId++}`;
+      d = { requestId, result: { charged: amount, key, requestId } };
+      this.delivered.set(key, d);
+      this.executions.set(key, this.executed(key) + 1);
+    }
+    if (this.holdKeys.has(key))
+      await new Promise<void>((resolve) =>
+        this.held.set(key, [...(this.held.get(key) ?? []), resolve]),
+      );
+    return res.destroyed ? null : d;
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://x");
     const send = (status: number, body: unknown) => {
@@ -102,26 +129,24 @@ export class DemoProvider {
     }
     if (req.method === "POST" && url.pathname === "/effects") {
       const body = JSON.parse(await readBody(req)) as { key: string; request: { amount?: number } };
-      const key = body.key;
-      this.requests.set(key, this.requested(key) + 1);
-      const seen = this.delivered.get(key);
-      let d: Delivery;
-      if (seen && this.mode === "full") {
-        d = seen; // the idempotency key: a repeat does nothing new
-      } else {
-        const requestId = `req-${this.nextId++}`;
-        d = { requestId, result: { charged: body.request.amount ?? 0, key, requestId } };
-        this.delivered.set(key, d);
-        this.executions.set(key, this.executed(key) + 1);
-      }
-      if (this.holdKeys.has(key))
-        await new Promise<void>((resolve) =>
-          this.held.set(key, [...(this.held.get(key) ?? []), resolve]),
-        );
-      if (res.destroyed) return;
+      const d = await this.deliver(body.key, body.request.amount ?? 0, res);
+      if (!d) return;
       return this.mode === "full"
         ? send(202, { requestId: d.requestId, status: "accepted" })
         : send(200, { requestId: d.requestId, result: d.result });
+    }
+    // The browser drill's shop: a checkout form, and its submit counted like any effect.
+    if (req.method === "GET" && url.pathname === "/checkout") {
+      const job = (url.searchParams.get("job") ?? "").replace(/[^A-Za-z0-9-]/g, "");
+      res.writeHead(200, { "content-type": "text/html", "set-cookie": "user=drill-shopper" });
+      return void res.end(checkoutPage(job));
+    }
+    if (req.method === "POST" && url.pathname === "/checkout") {
+      const form = new URLSearchParams(await readBody(req));
+      const d = await this.deliver(form.get("key") ?? "", Number(form.get("amount") ?? 0), res);
+      if (!d) return;
+      res.writeHead(200, { "content-type": "text/html", "x-request-id": d.requestId });
+      return void res.end(`<p id="done">Order ${d.requestId} placed.</p>`);
     }
     send(404, { error: `no route ${req.method ?? ""} ${url.pathname}` });
   }
@@ -135,4 +160,12 @@ function readBody(req: http.IncomingMessage): Promise<string> {
     req.on("end", () => resolve(s));
     req.on("error", reject);
   });
+}
+
+function checkoutPage(job: string): string {
+  return `<!doctype html><title>Checkout</title><main><h1>Checkout, job ${job}</h1>
+<form method="post" action="/checkout"><input type="hidden" name="job" value="${job}">
+<label>Order reference <input id="key" name="key"></label>
+<label>Amount <input name="amount" value="5"></label>
+<button id="place" type="submit">Place order</button></form></main>`;
 }

@@ -1,11 +1,15 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { invalidInput } from "../../domain/errors.js";
 import { EventKind } from "../../domain/event.js";
 import { runtimeScope } from "../../domain/journal-names.js";
 import type { StartupReport } from "../../runtime/startup.js";
 import { openStore, resolveStore } from "../../store/open-store.js";
 import type { Store } from "../../store/store.js";
-import { AgentProcess } from "./agent-process.js";
+import { AgentProcess, DRILL_AGENTS, type DrillAgentName } from "./agent-process.js";
+import { agentPrerequisites } from "./agent-prerequisites.js";
 import { DemoProvider, type ProviderMode } from "./demo-provider.js";
 import { judge, observe } from "./evaluate.js";
 import { jobKey, jobRunId } from "./jobs.js";
@@ -15,12 +19,17 @@ export interface DrillOptions {
   /** The store to drill (`--store`), else QUIESCE_STORE, else the default file. */
   store?: string;
   provider?: ProviderMode | "both";
+  /** Who makes the side effects: the demo agent (default) or a framework agent. */
+  agent?: DrillAgentName;
   points?: readonly DrillPoint[];
   /** Rows run at once (each in its own runtime). Default 3. */
   parallel?: number;
   /** Keep the drill's runtimes, runs and effects in the store (default: deleted at the end). */
   keep?: boolean;
-  /** The demo agents' lease TTL: a restart waits about this long for the dead one's lease. */
+  /**
+   * The agents' lease TTL: a restart waits about this long for the dead one's lease. Default
+   * 1s; 2s for the browser agent, whose chromium competes with its heartbeat on a busy machine.
+   */
   ttl?: string;
   /** Longest wait for any one step. Default 30s. */
   stepTimeoutMs?: number;
@@ -29,6 +38,7 @@ export interface DrillOptions {
 
 export interface DrillRow {
   point: DrillPoint;
+  agent: DrillAgentName;
   where: string;
   provider: ProviderMode;
   /** The classification the point must produce (what recovery does with the effect). */
@@ -54,6 +64,7 @@ export interface DrillRow {
 }
 
 export interface DrillReport {
+  agent: DrillAgentName;
   store: string;
   backend: "sqlite" | "postgres";
   rows: DrillRow[];
@@ -71,6 +82,12 @@ export async function runDrill(o: DrillOptions = {}): Promise<DrillReport> {
   for (const p of points)
     if (!(DRILL_POINTS as readonly string[]).includes(p))
       throw invalidInput(`--point: "${p}" is not a drill point (${DRILL_POINTS.join(", ")})`);
+  const agent = o.agent ?? "demo";
+  if (!Object.hasOwn(DRILL_AGENTS, agent))
+    throw invalidInput(
+      `--agent: "${String(agent)}" is not a drill agent (${Object.keys(DRILL_AGENTS).join(", ")})`,
+    );
+  agentPrerequisites(agent);
   const modes: ProviderMode[] = o.provider === "both" ? ["full", "none"] : [o.provider ?? "full"];
   const target = resolveStore(o.store);
   const storeSpec = target.backend === "postgres" ? target.url : target.path;
@@ -86,7 +103,7 @@ export async function runDrill(o: DrillOptions = {}): Promise<DrillReport> {
         const i = next++;
         const t = tasks[i]!;
         const runtimeId = `drill-${stamp}-${i + 1}`;
-        rows[i] = await drillPoint(store, storeSpec, runtimeId, t.point, t.mode, o);
+        rows[i] = await drillPoint(store, storeSpec, runtimeId, t.point, t.mode, agent, o);
         o.onRow?.(rows[i]);
         if (!o.keep) await store.journal.purgeRuntime(runtimeId).catch(() => undefined);
       }
@@ -98,6 +115,7 @@ export async function runDrill(o: DrillOptions = {}): Promise<DrillReport> {
     await store.close();
   }
   return {
+    agent,
     store: store.location,
     backend: store.backend,
     rows,
@@ -112,6 +130,7 @@ async function drillPoint(
   runtimeId: string,
   point: DrillPoint,
   mode: ProviderMode,
+  agent: DrillAgentName,
   o: DrillOptions,
 ): Promise<DrillRow> {
   const spec = POINT_SPECS[point];
@@ -133,10 +152,14 @@ async function drillPoint(
       if (!r.ok) throw new Error(`maintenance ${id} was refused (${r.reason})`);
     },
   };
-  const args = ["--runtime", runtimeId, "--provider", provider.url, "--ttl", o.ttl ?? "1s"];
+  const ttl = o.ttl ?? (agent === "browser" ? "2s" : "1s");
+  const args = ["--runtime", runtimeId, "--provider", provider.url, "--ttl", ttl];
   const agents: AgentProcess[] = [];
+  // What an agent leaves on disk (a browser profile) dies with the row, SIGKILL or not.
+  const tmp = mkdtempSync(join(tmpdir(), "quiesce-drill-"));
   const start = (crashAt: string | null) => {
-    const a = new AgentProcess(args, crashAt, { QUIESCE_STORE: storeSpec });
+    const env = { QUIESCE_STORE: storeSpec, QUIESCE_DRILL_TMP: tmp };
+    const a = new AgentProcess(args, crashAt, env, agent);
     agents.push(a);
     return a;
   };
@@ -161,6 +184,7 @@ async function drillPoint(
       .requestMaintenance(`mw-${runtimeId}-end`, 10_000)
       .catch((e: Error) => failures.push(e.message));
     const restart = await second.exit(stepMs);
+    if (restart.code !== 0) notes.push(`restarted process: ${lastWords(second)}`);
     const final = await observe(ctx, spec.job);
     const verdict = judge({
       spec,
@@ -178,6 +202,7 @@ async function drillPoint(
     const exec = provider.executed(jobKey(spec.job));
     return {
       point,
+      agent,
       where: spec.where,
       provider: mode,
       expected: spec.expected(mode).classification,
@@ -199,7 +224,9 @@ async function drillPoint(
     };
   } finally {
     for (const a of agents) a.kill();
+    await Promise.all(agents.map((a) => a.exited));
     await provider.close();
+    rmSync(tmp, { recursive: true, force: true });
   }
 }
 
@@ -227,4 +254,11 @@ async function waitFor<T>(
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** What an agent said last before an unexpected exit: its error line, else its stderr's tail. */
+function lastWords(a: AgentProcess): string {
+  const err = a.lines.findLast((l) => l.type === "error" || l.type === "resume_failed");
+  if (err) return String(err.message);
+  return a.stderr.trim().split("\n").slice(-3).join(" / ") || "no output";
 }
