@@ -23,6 +23,8 @@ await eachBackend("check --audit", (b) => {
   test("stale and unknown legacy locks are WARNINGs; accepted and live ones are not; json carries them", () =>
     withLocation(b, "check-audit", async (url) => {
       const dir = lockTree();
+      const made = await cli(["store", "migrate", "--store", url]); // check never creates a store
+      assert.equal(made.code, 0, made.stderr);
       const plain = await cli(["check", "--store", url]);
       assert.equal(plain.code, 0, plain.stdout + plain.stderr);
 
@@ -45,11 +47,11 @@ await eachBackend("check --audit", (b) => {
       writeFileSync(config, `audit:\n  paths: [${dir}]\n`);
       const j = await cli(["check", "--format", "json", "--store", url, "--config", config]);
       assert.equal(j.code, 1, j.stdout + j.stderr);
-      const report = JSON.parse(j.stdout) as { findings: { code: string; scope: string }[] };
+      const report = JSON.parse(j.stdout) as { findings: { code: string; subject: string }[] };
       assert.deepEqual(
         report.findings
           .filter((f) => f.code === "legacy_lock")
-          .map((f) => f.scope)
+          .map((f) => f.subject)
           .sort(),
         [join(dir, "backup.lock"), join(dir, "maintenance")],
       );

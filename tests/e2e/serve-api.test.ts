@@ -88,11 +88,15 @@ await eachBackend("serve: the JSON API", (b) => {
         assert.equal(badLimit.status, 400);
         assert.equal(badLimit.json.error, 'limit: "0" is not an integer of at least 1');
 
-        const check = await get<{ status: number; leases: { held: number } }>(
+        // The same shape as `quiesce check --format json`.
+        const check = await get<{ status: number; statusName: string; counts: { leases: number } }>(
           srv.base,
           "/api/check",
         );
-        assert.deepEqual([check.json.status, check.json.leases.held], [0, 2]);
+        assert.deepEqual(
+          [check.json.status, check.json.statusName, check.json.counts.leases],
+          [0, "OK", 2],
+        );
         const health = await get(srv.base, "/healthz");
         assert.deepEqual([health.status, health.json.ok, health.json.backend], [200, true, b.name]);
         for (const path of ["/api/runs", "/api/waves", "/api/runtimes"])

@@ -22,6 +22,7 @@ describe("ErrorCode", () => {
       "RUN_SUSPENDED",
       "SCHEMA_TOO_NEW",
       "STORE_INVALID",
+      "STORE_MISSING",
       "STORE_UNAVAILABLE",
       "WORK_REFUSED",
     ]);
