@@ -68,7 +68,7 @@ test("npm pack; a fresh project imports quiesce/ai, /mcp, /fetch, /playwright fr
     "npm",
     [
       "install",
-      "--offline",
+      "--prefer-offline",
       "--no-audit",
       "--no-fund",
       "--ignore-scripts",

@@ -14,6 +14,11 @@ import { startTcpProxy } from "../support/tcp-proxy.js";
  * Waiters and holders ride out the store's faults (issue: "a waiter gives up when PostgreSQL
  * drops its connection", "losses missing from the event log").
  */
+/** Creates the store first: read-only commands (lock show) never do. */
+async function made(url: string): Promise<void> {
+  const r = await startCli(["store", "migrate", "--store", url]).done;
+  assert.equal(r.code, 0, r.stderr);
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const skip = await pgSkip();
 const noPrivate = privatePgUnavailable();
@@ -23,6 +28,7 @@ if (noPrivate !== null && process.env.CI === "true")
 describe("PostgreSQL faults: waiters and holders", { skip }, () => {
   test("a waiter whose connection is terminated (pg_terminate_backend) keeps waiting and gets the lease", (t) =>
     withLocation(postgresBackend, "terminated-waiter", async (url) => {
+      await made(url);
       const holder = startCli([
         "run",
         "--store",
@@ -72,6 +78,7 @@ describe("PostgreSQL faults: waiters and holders", { skip }, () => {
       const pg = await makePrivatePg();
       t.after(() => pg.destroy());
       const url = `${pg.url}?schema=restart`;
+      await made(url);
       const holder = startCli([
         "run",
         "--store",
@@ -115,6 +122,7 @@ describe("PostgreSQL faults: waiters and holders", { skip }, () => {
       const viaProxy = new URL(directUrl);
       viaProxy.port = String(proxy.port);
       const env = { QUIESCE_OUTBOX_DIR: outbox };
+      await made(directUrl);
       const p = startCli(
         [
           "run",
