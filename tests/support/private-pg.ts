@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import {
+  appendFileSync,
   chownSync,
   existsSync,
   mkdirSync,
@@ -56,11 +57,11 @@ function asPostgres(bin: string, args: string[]): string {
   });
 }
 
-export function freePort(): Promise<number> {
+export function freePort(host = "127.0.0.1"): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
+    s.listen(0, host, () => {
       const a = s.address();
       s.close(() => resolve(typeof a === "object" && a ? a.port : 0));
     });
@@ -88,8 +89,12 @@ function sweepLeftovers(): void {
   }
 }
 
+/**
+ * `host`: the address to listen on (default loopback; the test fleet uses its bridge's);
+ * `allow`: a CIDR whose clients are let in (trust), beside the local ones initdb allows.
+ */
 export async function makePrivatePg(
-  options: { host?: string; conf?: string[] } = {},
+  options: { host?: string; conf?: string[]; allow?: string } = {},
 ): Promise<PrivatePg> {
   sweepLeftovers();
   const host = options.host ?? "127.0.0.1";
@@ -103,7 +108,9 @@ export async function makePrivatePg(
   const pgGid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }));
   for (const d of [root, dataDir, sockets]) chownSync(d, pgUid, pgGid);
   asPostgres("initdb", ["-D", dataDir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
-  const port = await freePort();
+  if (options.allow)
+    appendFileSync(join(dataDir, "pg_hba.conf"), `host all all ${options.allow} trust\n`);
+  const port = await freePort(host);
   const conf = [
     `port = ${port}`,
     `listen_addresses = '${host}'`,
