@@ -31,8 +31,6 @@ export interface Fleet {
   storeUrl: string;
   /** `ssh -F <this>` resolves the hosts' names. */
   sshConfig: string;
-  /** A hosts file for `wave create`: t1..t6. */
-  hostsFile: string;
   /** `--patch`: the target's patch script over ssh, with the host lease's token. */
   patchCommand(seconds?: number): string;
   /** `--check`: the target's check script over ssh. */
@@ -99,15 +97,12 @@ export async function makeFleet(o: { patchSeconds?: number } = {}): Promise<Flee
     pg = await makePrivatePg({ host: STORE_ADDRESS, allow: SUBNET });
     const { config } = await startSsh(root);
     const scripts = writeTargetScripts(root, o.patchSeconds ?? 1);
-    const hostsFile = join(root, "targets");
-    writeFileSync(hostsFile, TARGET_HOSTS.join("\n") + "\n");
     const ssh = `ssh -F ${config}`;
     return {
       root,
       pg,
       storeUrl: `${pg.url}?schema=fleet`,
       sshConfig: config,
-      hostsFile,
       patchCommand: (seconds) =>
         `${ssh} {host} ${scripts.patch} {host} $QUIESCE_FENCING_TOKEN${seconds === undefined ? "" : ` ${seconds}`}`,
       checkCommand: `${ssh} {host} ${scripts.check} {host}`,

@@ -1,30 +1,44 @@
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cli, waitFor, type CliResult } from "../cli.js";
-import type { ControlHost, TargetHost } from "./names.js";
+import { TARGET_HOSTS, type ControlHost, type TargetHost } from "./names.js";
 import type { Fleet } from "./fleet.js";
 import { readRecord, type TargetVerdict } from "./targets.js";
 
 /** What every scenario shares: creating a wave over the targets, the agents' flags, verdicts. */
 
-export async function createFleetWave(fleet: Fleet, name: string, batch: number): Promise<void> {
+/** Creates wave NAME over `hosts` (default: every target) in batches of `batch`. */
+export async function createFleetWave(
+  fleet: Fleet,
+  name: string,
+  batch: number,
+  hosts: readonly TargetHost[] = TARGET_HOSTS,
+): Promise<void> {
+  const file = join(fleet.root, `hosts-${name}`);
+  writeFileSync(file, hosts.join("\n") + "\n");
   const r = await cli([
-    ...["wave", "create", name, "--hosts", fleet.hostsFile, "--batch", String(batch)],
+    ...["wave", "create", name, "--hosts", file, "--batch", String(batch)],
     ...["--store", fleet.storeUrl],
   ]);
   assert.equal(r.code, 0, r.stderr);
 }
 
-/** `wave run NAME` as a replica on `host` runs it: patch, check and probe over ssh. */
+/**
+ * `wave run NAME` as a replica on `host` runs it: patch, check and (unless `probe: false`)
+ * the proof-of-death probe over ssh.
+ */
 export function waveRunArgs(
   fleet: Fleet,
   name: string,
   host: ControlHost,
   extra: readonly string[] = [],
+  o: { probe?: boolean } = {},
 ): string[] {
   return [
     ...["wave", "run", name, "--patch", fleet.patchCommand(), "--check", fleet.checkCommand],
-    ...["--probe", fleet.probeCommand, "--log-dir", join(fleet.root, "logs", host)],
+    ...(o.probe === false ? [] : ["--probe", fleet.probeCommand]),
+    ...["--log-dir", join(fleet.root, "logs", host)],
     ...["--store", fleet.storeUrl, ...extra],
   ];
 }
@@ -46,8 +60,11 @@ function describeVerdict(v: TargetVerdict): string {
  * The targets' own verdict: each was patched exactly once, the patch finished, it ran where it
  * was meant to, and no two patches of one host overlapped.
  */
-export function assertEveryTargetPatchedOnce(fleet: Fleet): TargetVerdict[] {
-  const verdicts = fleet.judge();
+export function assertEveryTargetPatchedOnce(
+  fleet: Fleet,
+  hosts: readonly TargetHost[] = TARGET_HOSTS,
+): TargetVerdict[] {
+  const verdicts = fleet.judge().filter((v) => hosts.includes(v.host));
   const all = verdicts.map(describeVerdict).join("\n");
   for (const v of verdicts) {
     assert.deepEqual(v.overlaps, [], `two patches of ${v.host} overlapped:\n${all}`);
