@@ -24,7 +24,7 @@ async function sql(url: string, text: string): Promise<pg.QueryResultRow[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    return (await c.query(text)).rows;
+    return (await c.query<pg.QueryResultRow>(text)).rows;
   } finally {
     await c.end();
   }
