@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { startProcess, type CliProcess } from "../cli.js";
 import { CLI } from "../paths.js";
 import { makePrivatePg, privatePgUnavailable, type PrivatePg } from "../private-pg.js";
-import { makeNetwork, removeNetwork } from "./network.js";
+import { makeNetwork, removeNetwork, setLink } from "./network.js";
 import {
   PREFIX,
   STORE_ADDRESS,
@@ -39,6 +39,8 @@ export interface Fleet {
   probeCommand: string;
   /** Starts `quiesce ARGS` on a control host (optionally under `faketime -f OFFSET`). */
   startOn(host: ControlHost, args: readonly string[], o?: { faketime?: string }): CliProcess;
+  /** Takes a host's only link down (a partition: the host runs on, unreachable) or up. */
+  setLink(host: FleetHost, up: boolean): void;
   /** Runs a shell command inside a host's namespace (not as quiesce). */
   shell(host: FleetHost, command: string): { code: number | null; output: string };
   /** A target's own patch record (see targets.ts). */
@@ -126,6 +128,7 @@ export async function makeFleet(o: { patchSeconds?: number } = {}): Promise<Flee
           },
         );
       },
+      setLink,
       shell(host, command) {
         const r = spawnSync("ip", ["netns", "exec", namespaceOf(host), "sh", "-c", command], {
           encoding: "utf8",
