@@ -71,6 +71,8 @@ describe("fleet: PostgreSQL fails over to a standby", { skip }, () => {
         (r) => r.sync_state === state,
       ),
     );
+    const migrate = await on(primary, "store", "migrate");
+    assert.equal(migrate.code, 0, explain(migrate));
     return { primary, standby };
   }
 
