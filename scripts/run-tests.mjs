@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Runs the compiled test suite: unit, then contract (every backend), then end-to-end (real
-// processes, SIGKILL). Extra arguments are passed to `node --test` (e.g. --test-name-pattern).
+// processes, SIGKILL), then the fleet (hosts as network namespaces, real ssh, a private
+// PostgreSQL; its files skip with the reason when not root or a tool is missing, and fail
+// instead under CI=true). Extra arguments are passed to `node --test` (e.g. --test-name-pattern).
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -18,7 +20,7 @@ function find(dir) {
   });
 }
 
-const groups = only.length > 0 ? only : ["unit", "contract", "e2e"];
+const groups = only.length > 0 ? only : ["unit", "contract", "e2e", "fleet"];
 let failed = false;
 for (const group of groups) {
   const files = find(join(root, "dist", "tests", group)).sort();
@@ -26,7 +28,8 @@ for (const group of groups) {
   console.log(`\n=== ${group}: ${files.length} file(s)`);
   // Two files at a time on every group: e2e files mostly wait (for expiries, for processes to
   // start), and every timing in them has a wide margin; see README "Tests".
-  const concurrency = "2";
+  // The fleet's names and addresses are fixed: one fleet file at a time.
+  const concurrency = group === "fleet" ? "1" : "2";
   const r = spawnSync(
     process.execPath,
     ["--test", `--test-concurrency=${concurrency}`, "--test-reporter=spec", ...flags, ...files],

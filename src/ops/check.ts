@@ -2,6 +2,7 @@ import type { LeaseRecord } from "../domain/lease.js";
 import type { Store } from "../store/store.js";
 import { journalCollector } from "./check-journal.js";
 import { leaseCollector, refusedTakeoverCollector } from "./check-leases.js";
+import { replicationCollector } from "./check-replication.js";
 import { waveCollector } from "./check-waves.js";
 
 /** Monitoring-plugin exit codes. */
@@ -75,6 +76,7 @@ export const DEFAULT_COLLECTORS: readonly CheckCollector[] = [
   journalCollector,
   waveCollector,
   refusedTakeoverCollector,
+  replicationCollector,
 ];
 
 /**

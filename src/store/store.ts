@@ -1,3 +1,4 @@
+import type { ReplicationVerdict } from "../domain/replication.js";
 import type { EventInput, EventRecord } from "../domain/event.js";
 import type { JournalStore } from "./journal-store.js";
 import type { WaveStore } from "./wave-store.js";
@@ -231,4 +232,6 @@ export interface StoreInfo {
   latestSchemaVersion: number;
   storeId: string;
   settings: Record<string, string>;
+  /** PostgreSQL: what a failover to a standby would keep (see domain/replication.ts). */
+  replication?: ReplicationVerdict;
 }

@@ -22,7 +22,19 @@ export interface CliProcess {
 
 /** Starts the real `quiesce` CLI as a separate process. */
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv = {}): CliProcess {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  return startProcess(process.execPath, [CLI, ...args], env);
+}
+
+/**
+ * Starts `file` with `args` (the CLI, or a wrapper that ends by exec'ing it: `ip netns exec`,
+ * `faketime`) and collects its output.
+ */
+export function startProcess(
+  file: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): CliProcess {
+  const child = spawn(file, args, {
     env: { ...process.env, QUIESCE_DEBUG: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

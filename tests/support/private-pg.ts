@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import {
+  appendFileSync,
   chownSync,
   existsSync,
   mkdirSync,
@@ -28,6 +29,8 @@ export interface PrivatePg {
   start(): void;
   /** Stops the server: `fast` ends sessions cleanly, `immediate` is a crash. */
   stop(mode?: "fast" | "immediate"): void;
+  /** Ends recovery: a standby becomes a primary. */
+  promote(): void;
   destroy(): void;
 }
 
@@ -56,11 +59,11 @@ function asPostgres(bin: string, args: string[]): string {
   });
 }
 
-export function freePort(): Promise<number> {
+export function freePort(host = "127.0.0.1"): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
+    s.listen(0, host, () => {
       const a = s.address();
       s.close(() => resolve(typeof a === "object" && a ? a.port : 0));
     });
@@ -88,31 +91,89 @@ function sweepLeftovers(): void {
   }
 }
 
+/**
+ * `host`: the address to listen on (default loopback; the test fleet uses its bridge's);
+ * `allow`: a CIDR whose clients are let in (trust), beside the local ones initdb allows.
+ */
 export async function makePrivatePg(
-  options: { host?: string; conf?: string[] } = {},
+  options: { host?: string; conf?: string[]; allow?: string } = {},
 ): Promise<PrivatePg> {
   sweepLeftovers();
   const host = options.host ?? "127.0.0.1";
+  const dirs = newRoot();
+  asPostgres("initdb", [
+    ...["-D", dirs.dataDir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"],
+  ]);
+  if (options.allow)
+    appendFileSync(
+      join(dirs.dataDir, "pg_hba.conf"),
+      `host all all ${options.allow} trust\nhost replication all ${options.allow} trust\n`,
+    );
+  const port = await freePort(host);
+  writeConf(dirs, "postgresql.auto.conf", [
+    `port = ${port}`,
+    `listen_addresses = '${host}'`,
+    `unix_socket_directories = '${dirs.sockets}'`,
+    "fsync = off", // a test cluster: nothing here must survive the machine
+    ...(options.conf ?? []),
+  ]);
+  const pg = handle(dirs, host, port);
+  pg.start();
+  return pg;
+}
+
+/**
+ * A streaming standby of `primary` (pg_basebackup), on the same address and a port of its own,
+ * known to the primary as `name` (its application_name: what synchronous_standby_names names).
+ * `promote()` makes it the primary (a failover).
+ */
+export async function makePrivateStandby(primary: PrivatePg, name: string): Promise<PrivatePg> {
+  const dirs = newRoot();
+  asPostgres("pg_basebackup", [
+    ...["-h", primary.host, "-p", String(primary.port), "-U", "postgres"],
+    ...["-D", dirs.dataDir, "-X", "stream", "--no-sync"],
+  ]);
+  const port = await freePort(primary.host);
+  writeFileSync(join(dirs.dataDir, "standby.signal"), "");
+  // The copy carries the primary's postgresql.auto.conf: what follows overrides it.
+  writeConf(dirs, "postgresql.auto.conf", [
+    readFileSync(join(dirs.dataDir, "postgresql.auto.conf"), "utf8").trimEnd(),
+    `port = ${port}`,
+    `unix_socket_directories = '${dirs.sockets}'`,
+    `primary_conninfo = 'host=${primary.host} port=${primary.port} user=postgres application_name=${name}'`,
+    "synchronous_standby_names = ''",
+  ]);
+  const pg = handle(dirs, primary.host, port);
+  pg.start();
+  return pg;
+}
+
+interface ClusterDirs {
+  root: string;
+  dataDir: string;
+  sockets: string;
+}
+
+function newRoot(): ClusterDirs {
   const root = mkdtempSync(join(tmpdir(), PREFIX));
   writeFileSync(join(root, "owner"), String(process.pid));
   const dataDir = join(root, "data");
   const sockets = join(root, "sock");
   mkdirSync(dataDir, { mode: 0o700 });
   mkdirSync(sockets);
-  const pgUid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }));
-  const pgGid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }));
-  for (const d of [root, dataDir, sockets]) chownSync(d, pgUid, pgGid);
-  asPostgres("initdb", ["-D", dataDir, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
-  const port = await freePort();
-  const conf = [
-    `port = ${port}`,
-    `listen_addresses = '${host}'`,
-    `unix_socket_directories = '${sockets}'`,
-    "fsync = off", // a test cluster: nothing here must survive the machine
-    ...(options.conf ?? []),
-  ];
-  writeFileSync(join(dataDir, "postgresql.auto.conf"), conf.join("\n") + "\n");
-  chownSync(join(dataDir, "postgresql.auto.conf"), pgUid, pgGid);
+  for (const d of [root, dataDir, sockets]) chownSync(d, pgUid(), pgGid());
+  return { root, dataDir, sockets };
+}
+
+const pgUid = () => Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }));
+const pgGid = () => Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }));
+
+function writeConf(dirs: ClusterDirs, file: string, lines: string[]): void {
+  writeFileSync(join(dirs.dataDir, file), lines.join("\n") + "\n");
+  chownSync(join(dirs.dataDir, file), pgUid(), pgGid());
+}
+
+function handle({ root, dataDir }: ClusterDirs, host: string, port: number): PrivatePg {
   const logFile = join(root, "server.log");
   const pg: PrivatePg = {
     port,
@@ -125,6 +186,9 @@ export async function makePrivatePg(
     stop(mode = "fast") {
       asPostgres("pg_ctl", ["-D", dataDir, "-m", mode, "-w", "-t", "30", "stop"]);
     },
+    promote() {
+      asPostgres("pg_ctl", ["-D", dataDir, "-w", "-t", "30", "promote"]);
+    },
     destroy() {
       try {
         pg.stop("immediate");
@@ -134,6 +198,5 @@ export async function makePrivatePg(
       rmSync(root, { recursive: true, force: true });
     },
   };
-  pg.start();
   return pg;
 }

@@ -1,4 +1,5 @@
 import { formatDuration } from "../../domain/duration.js";
+import { judgeReplication, type ReplicationVerdict } from "../../domain/replication.js";
 import type pg from "pg";
 import {
   EventKind,
@@ -374,14 +375,38 @@ export class PgStore implements Store {
       "read store info",
       "SELECT current_setting('server_version') AS server_version, current_setting('TimeZone') AS tz",
     );
+    const replication = await this.replication();
     return {
       backend: this.backend,
       location: this.location,
       schemaVersion: (await readVersion(this.pool)) ?? 0,
       latestSchemaVersion: LATEST_PG_SCHEMA,
       storeId: m.store_id ?? "",
-      settings: { schema: this.target.schema, server_version: s!.server_version, timezone: s!.tz },
+      settings: {
+        schema: this.target.schema,
+        server_version: s!.server_version,
+        timezone: s!.tz,
+        replication: replication.summary,
+      },
+      replication,
     };
+  }
+
+  /** The standbys connected to this server and whether our commits wait for them. */
+  private async replication(): Promise<ReplicationVerdict> {
+    const [c] = await this.q<{ commit: string; names: string }>(
+      "read replication settings",
+      "SELECT current_setting('synchronous_commit') AS commit, current_setting('synchronous_standby_names') AS names",
+    );
+    const standbys = await this.q<{ name: string; sync_state: string | null }>(
+      "read replication settings",
+      "SELECT application_name AS name, sync_state FROM pg_stat_replication ORDER BY application_name",
+    );
+    return judgeReplication({
+      synchronousCommit: c!.commit,
+      synchronousStandbyNames: c!.names,
+      standbys: standbys.map((r) => ({ name: r.name, syncState: r.sync_state })),
+    });
   }
 
   async close(): Promise<void> {
