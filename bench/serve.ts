@@ -48,7 +48,7 @@ const p95 = (xs: number[]) =>
 async function seed(store: Store, n: number): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
-    const r = await store.acquire({
+    const r = await store.leases.acquire({
       scope: `host:bench-${String(i).padStart(5, "0")}`,
       ttlMs: 3_600_000,
       owner: {
@@ -158,7 +158,7 @@ async function bench(b: Backend, location: string) {
   const inProc: number[] = [];
   for (let i = 0; i < SAMPLES; i++) {
     const t0 = performance.now();
-    const { leases, now } = await store.listLeases();
+    const { leases, now } = await store.leases.listLeases();
     JSON.stringify({ leases: leases.map((l) => leaseJson(l, now)) });
     inProc.push(performance.now() - t0);
   }
@@ -195,7 +195,7 @@ async function bench(b: Backend, location: string) {
     const streams = await openStreams(srv.base, STREAMS);
     await sleep(2000);
     for (let i = 0; i < 20; i++)
-      await store.recordEvent({
+      await store.events.record({
         kind: "lease.renew_failed",
         scope: `bench-${i}`,
         token: null,

@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import type { Store } from "../../src/store/store.js";
+import type { LeaseStore, Store } from "../../src/store/store.js";
 
 export interface RenewTally {
   calls: number;
@@ -32,7 +32,7 @@ export function countRenewals(store: Store): {
     lastStart: NaN,
   };
   let waiters: (() => void)[] = [];
-  const renew: Store["renew"] = async (items) => {
+  const renew: LeaseStore["renew"] = async (items) => {
     const t = performance.now();
     const cpu = process.cpuUsage();
     if (tally.calls > 0) {
@@ -41,7 +41,7 @@ export function countRenewals(store: Store): {
     }
     tally.lastStart = t;
     try {
-      return await store.renew(items);
+      return await store.leases.renew(items);
     } finally {
       const ms = performance.now() - t;
       const used = process.cpuUsage(cpu);
@@ -55,13 +55,18 @@ export function countRenewals(store: Store): {
       for (const resolve of w) resolve();
     }
   };
-  const wrapped = new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === "renew") return renew;
-      const v: unknown = Reflect.get(target, prop, receiver);
-      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
+  const passThrough = <T extends object>(
+    o: T,
+    override: Partial<Record<string | symbol, unknown>>,
+  ) =>
+    new Proxy(o, {
+      get(target, prop, receiver) {
+        if (prop in override) return override[prop];
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  const wrapped = passThrough(store, { leases: passThrough(store.leases, { renew }) });
   return {
     store: wrapped,
     tally,

@@ -51,10 +51,10 @@ export async function storeSubject(t: Target, scope: string): Promise<Subject> {
   const owner = benchOwner(scope);
   return {
     op: async () => {
-      const r = await store.acquire({ scope, ttlMs: TTL_MS, owner, ticket: null });
+      const r = await store.leases.acquire({ scope, ttlMs: TTL_MS, owner, ticket: null });
       if (!r.ok) throw new Error(`bench scope ${scope} is not free: ${r.reason}`);
       const token = r.lease.token;
-      const rel = await store.release({
+      const rel = await store.leases.release({
         scope,
         token,
         runId: owner.runId,

@@ -51,11 +51,11 @@ function counting(store: Store) {
       return orig(...a);
     };
   };
-  wrap(store, "acquire", () => c.acquire++);
-  wrap(store, "setChild", () => c.setChild++);
-  wrap(store, "release", () => c.release++);
-  wrap(store, "renew", () => c.renew++);
-  wrap(store, "recordEvent", () => c.events++);
+  wrap(store.leases, "acquire", () => c.acquire++);
+  wrap(store.leases, "setChild", () => c.setChild++);
+  wrap(store.leases, "release", () => c.release++);
+  wrap(store.leases, "renew", () => c.renew++);
+  wrap(store.events, "record", () => c.events++);
   wrap(store.waves, "apply", (a) => {
     c.waveCommits++;
     c.waveWrites += (a[0] as unknown[]).length;

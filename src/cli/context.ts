@@ -72,8 +72,8 @@ export async function openSession(
   const alerter = buildAlerter(config, {
     // A failed delivery is itself recorded, so `quiesce events` shows what nobody was told.
     onFailure: (alert, sink, error) =>
-      store
-        .recordEvent({
+      store.events
+        .record({
           kind: EventKind.AlertFailed,
           scope: alert.scope,
           token: alert.token,

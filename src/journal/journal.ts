@@ -52,7 +52,7 @@ export class Journal {
       providers: this.providers,
       draining,
       changed: onChange,
-      recordEvent: (e: EventInput) => store.recordEvent(e),
+      recordEvent: (e: EventInput) => store.events.record(e),
     };
   }
 

@@ -90,8 +90,8 @@ export async function recoverRun(journal: Journal, snap: RunSnapshot): Promise<R
     const from = start.get(e.key)!;
     if (from === e.state) continue;
     effects.push({ key: e.key, from, to: e.state, requestId: e.requestId, seq: e.seq });
-    await journal.store
-      .recordEvent(
+    await journal.store.events
+      .record(
         run.event(
           EventKind.EffectRecovered,
           `recovery moved effect ${e.key} of run ${run.id} ${from} -> ${e.state}`,

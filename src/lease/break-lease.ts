@@ -82,8 +82,8 @@ export async function breakLease(
     throw new Error("unexpected dry-run outcome");
   const { stale: lease, decision } = look;
   if (decision.action === "refuse") {
-    await leases.store
-      .recordEvent({
+    await leases.store.events
+      .record({
         kind: EventKind.LeaseTakeoverRefused,
         scope,
         token: lease.token,
@@ -98,7 +98,7 @@ export async function breakLease(
   }
   if (o.dryRun) return { outcome: "would_break", lease, decision };
 
-  const state = await leases.store.getState(scope);
+  const state = await leases.store.leases.getState(scope);
   const host = /^host:(.+)$/.exec(scope)?.[1] ?? null;
   const incident = {
     operator,
@@ -111,7 +111,7 @@ export async function breakLease(
     host,
     brokenFrom: { host: id.host, pid: process.pid },
   };
-  await leases.store.recordEvent({
+  await leases.store.events.record({
     kind: EventKind.LeaseBroken,
     scope,
     token: lease.token,
@@ -122,7 +122,7 @@ export async function breakLease(
     detail: incident,
   });
   crashPoint("break.after-incident");
-  const r = await leases.store.releaseStale({
+  const r = await leases.store.leases.releaseStale({
     scope,
     token: lease.token,
     runId: null,

@@ -81,7 +81,7 @@ export class EventOutbox {
         continue; // a torn last line of a process killed while appending
       }
       try {
-        await this.store.recordEvent(ev);
+        await this.store.events.record(ev);
         written++;
       } catch {
         this.pending.push(ev);
@@ -106,7 +106,7 @@ export class EventOutbox {
     this.inFlight ??= (async () => {
       while (this.pending.length > 0) {
         try {
-          await this.store.recordEvent(this.pending[0]!);
+          await this.store.events.record(this.pending[0]!);
           this.pending.shift();
           this.delayMs = 250;
         } catch {

@@ -24,8 +24,8 @@ export interface FenceRefusal {
  */
 export async function recordFenceRefusal(store: Store, r: FenceRefusal): Promise<void> {
   const current = r.current === null ? "no lease is held" : `token ${r.current.token} is current`;
-  await store
-    .recordEvent({
+  await store.events
+    .record({
       kind: EventKind.FencedWriteRejected,
       scope: r.scope,
       token: r.token,

@@ -197,7 +197,7 @@ export class HeartbeatKeeper implements KeeperHooks {
     }
     this.inFlight = true;
     try {
-      const { refused } = await this.store.renew(
+      const { refused } = await this.store.leases.renew(
         batch.map((l) => ({ scope: l.scope, token: l.token, ttlMs: l.timing.ttlMs })),
       );
       for (const l of batch) {
@@ -228,8 +228,8 @@ export class HeartbeatKeeper implements KeeperHooks {
     const forMs = nowWall - this.failingSince;
     this.failures = 0;
     for (const l of batch) {
-      this.store
-        .recordEvent({
+      this.store.events
+        .record({
           kind: EventKind.LeaseRenewFailed,
           scope: l.scope,
           token: l.token,

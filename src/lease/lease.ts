@@ -120,14 +120,14 @@ export class Lease implements AsyncDisposable, DeadlineSource {
   /** Writes a key of the scope's fenced state; refused (LEASE_LOST) unless the token is current (I3). */
   async putState(key: string, value: string): Promise<void> {
     this.assertHeld();
-    const r = await this.store.putState(this.scope, this.token, key, value);
+    const r = await this.store.leases.putState(this.scope, this.token, key, value);
     await this.checkFence(r, `state write (${key})`);
   }
 
   /** Records the wrapped command's pid so that readers (and takeover probes) can find it. */
   async setChild(pid: number): Promise<void> {
     this.assertHeld();
-    const r = await this.store.setChild(this.scope, this.token, pid, processStartTime(pid));
+    const r = await this.store.leases.setChild(this.scope, this.token, pid, processStartTime(pid));
     await this.checkFence(r, `command pid ${pid}`);
   }
 
@@ -245,7 +245,7 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     const o = this.record.owner;
     // If the store cannot be reached this throws and the lease stays unreleased (it will
     // expire); the caller may try again.
-    const r = await this.store.release({
+    const r = await this.store.leases.release({
       scope: this.scope,
       token: this.token,
       runId: this.runId,

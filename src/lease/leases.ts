@@ -149,7 +149,7 @@ export class Leases implements AsyncDisposable {
     const first = await retryTransient(
       () => {
         start = readClock(); // the lease's window starts with the attempt that succeeds
-        return this.store.acquire({
+        return this.store.leases.acquire({
           scope,
           ttlMs: req.timing.ttlMs,
           owner: req.owner,
@@ -207,15 +207,15 @@ export class Leases implements AsyncDisposable {
   }
 
   list(): Promise<{ leases: LeaseRecord[]; now: number }> {
-    return this.store.listLeases();
+    return this.store.leases.listLeases();
   }
 
   get(scope: string): Promise<{ lease: LeaseRecord | null; now: number }> {
-    return this.store.getLease(scope);
+    return this.store.leases.getLease(scope);
   }
 
   events(filter: EventFilter = {}): Promise<EventRecord[]> {
-    return this.store.listEvents(filter);
+    return this.store.events.list(filter);
   }
 
   // --- Leases held across commands (`lock acquire/renew/release`, other systems' scripts):
@@ -224,13 +224,13 @@ export class Leases implements AsyncDisposable {
   /** Renews a lease by token, for its TTL unless `ttl` is given; LEASE_LOST if not current. */
   async renewByToken(scope: string, token: number, ttl?: string | number): Promise<LeaseRecord> {
     validateScope(scope, "scope");
-    const before = await this.store.getLease(scope);
+    const before = await this.store.leases.getLease(scope);
     const ttlMs = ttl === undefined ? (before.lease?.ttlMs ?? 0) : toMs(ttl, "--ttl");
     if (ttl !== undefined) leaseTiming(ttlMs);
-    const { refused } = await this.store.renew([
+    const { refused } = await this.store.leases.renew([
       { scope, token, ttlMs: Math.max(ttlMs, MIN_TTL_MS) },
     ]);
-    const after = await this.store.getLease(scope);
+    const after = await this.store.leases.getLease(scope);
     if (refused.has(scope)) {
       const reason = fenceFailure(after.lease, token, after.now) ?? "not_held";
       await recordFenceRefusal(this.store, {
@@ -252,7 +252,7 @@ export class Leases implements AsyncDisposable {
   ): Promise<void> {
     validateScope(scope, "scope");
     const id = hostIdentity();
-    const r = await this.store.release({
+    const r = await this.store.leases.release({
       scope,
       token,
       runId: null,
@@ -266,7 +266,7 @@ export class Leases implements AsyncDisposable {
   /** A fenced write by token (I3): LEASE_LOST unless the token is current and unexpired. */
   async putStateByToken(scope: string, token: number, key: string, value: string): Promise<void> {
     validateScope(scope, "scope");
-    const r = await this.store.putState(scope, token, key, value);
+    const r = await this.store.leases.putState(scope, token, key, value);
     if (r.ok) return;
     await recordFenceRefusal(this.store, {
       ...{ scope, token, what: `state write (${key})`, reason: r.reason, current: r.current },

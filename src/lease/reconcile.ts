@@ -51,7 +51,7 @@ export async function reconcileExpired(
     });
     let cleared = false;
     if (attempt.outcome === "taken") {
-      const r = await leases.store.release({
+      const r = await leases.store.leases.release({
         scope: l.scope,
         token: attempt.lease.token,
         runId: o.owner.runId,

@@ -34,7 +34,7 @@ export async function waitForRespected(
   const deadline = readClock().mono + req.waitMs;
   let reported = -Infinity;
   for (;;) {
-    const { leases, now } = await store.listLeases();
+    const { leases, now } = await store.leases.listLeases();
     const blockers = respectedBlockers(leases, req.respect, host);
     if (blockers.length === 0) return null;
     const b = blockers[0]!;

@@ -57,7 +57,7 @@ export class TakeoverProcedure {
   }
 
   async attempt(req: TakeoverRequest): Promise<TakeoverAttempt> {
-    const { lease: stale, now } = await this.store.getLease(req.scope);
+    const { lease: stale, now } = await this.store.leases.getLease(req.scope);
     if (!stale) return { outcome: "free", now };
     const run = await runProbes(this.store, stale, now, this.settings.probes);
     const policy = { ...this.settings.policy, system: req.owner.system };
@@ -80,7 +80,7 @@ export class TakeoverProcedure {
       if (decision.reason !== "not_expired") await this.logRefusal(stale, decision, req.owner);
       return { outcome: "refused", stale, decision, now };
     }
-    const r = await this.store.takeOver({
+    const r = await this.store.leases.takeOver({
       scope: req.scope,
       staleToken: stale.token,
       ttlMs: req.ttlMs,
@@ -124,8 +124,8 @@ export class TakeoverProcedure {
     const key = `${stale.scope}#${stale.token}#${decision.reason}`;
     if (this.refusalsLogged.has(key)) return;
     this.refusalsLogged.add(key);
-    await this.store
-      .recordEvent({
+    await this.store.events
+      .record({
         kind: EventKind.LeaseTakeoverRefused,
         scope: stale.scope,
         token: stale.token,

@@ -43,7 +43,7 @@ export async function waitInQueue(
   const owner = req.owner;
   // A dropped connection or a restarting server is waited out while the wait has time left.
   const ticket = await retryTransient(
-    () => store.enqueue(req.scope, TICKET_TTL_MS, owner),
+    () => store.leases.enqueue(req.scope, TICKET_TTL_MS, owner),
     deadline,
     options.signal,
   );
@@ -58,13 +58,13 @@ export async function waitInQueue(
       const now = readClock().mono;
       try {
         if (now - refreshedAt >= TICKET_TTL_MS / 3) {
-          await store.refreshTicket(ticket, TICKET_TTL_MS);
+          await store.leases.refreshTicket(ticket, TICKET_TTL_MS);
           refreshedAt = now;
         }
-        const p = await store.peek(req.scope, ticket);
+        const p = await store.leases.peek(req.scope, ticket);
         const start = readClock();
         if (p.free && p.waitersAhead === 0) {
-          const r = await store.acquire({
+          const r = await store.leases.acquire({
             scope: req.scope,
             ttlMs: req.timing.ttlMs,
             owner,
@@ -88,7 +88,7 @@ export async function waitInQueue(
           if (expired && p.holder) {
             if (expiryNoted !== p.holder.token) {
               expiryNoted = p.holder.token;
-              await store.noteExpiry(p.holder.scope, p.holder.token);
+              await store.leases.noteExpiry(p.holder.scope, p.holder.token);
             }
             if (onExpired && p.waitersAhead === 0) {
               const t = await onExpired(p.holder, ticket);
@@ -133,6 +133,6 @@ export async function waitInQueue(
       await sleep(Math.min(Math.max(req.pollMs, backoffMs), left), options.signal);
     }
   } finally {
-    if (!won) await store.dequeue(ticket).catch(() => undefined);
+    if (!won) await store.leases.dequeue(ticket).catch(() => undefined);
   }
 }

@@ -11,7 +11,7 @@ import type { CheckCollector, CheckFinding } from "./check.js";
 export const leaseCollector: CheckCollector = {
   name: "leases",
   async collect({ store, now, options }) {
-    const { leases } = options.leases ?? (await store.listLeases());
+    const { leases } = options.leases ?? (await store.leases.listLeases());
     const findings: CheckFinding[] = [];
     let expired = 0;
     let noExpiry = 0;
@@ -107,7 +107,7 @@ export const leaseCollector: CheckCollector = {
 export const refusedTakeoverCollector: CheckCollector = {
   name: "refused-takeovers",
   async collect({ store, now, options }) {
-    const refused = await store.listEvents({
+    const refused = await store.events.list({
       kinds: [EventKind.LeaseTakeoverRefused],
       since: now - options.windowMs,
       limit: 10_000,

@@ -23,12 +23,12 @@ const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
 /** Gathers what the incident record needs: the events of a scope (or a run) and its lease now. */
 export async function gatherIncident(store: Store, subject: string): Promise<IncidentInput> {
   const byRun = /^r-[0-9a-f-]{36}$/.test(subject);
-  const events = await store.listEvents(
+  const events = await store.events.list(
     byRun ? { runId: subject, limit: 100_000 } : { scope: subject, limit: 100_000 },
   );
   const { lease, now } = byRun
     ? { lease: null, now: await store.now() }
-    : await store.getLease(subject);
+    : await store.leases.getLease(subject);
   return { subject, lease, now, events, location: store.location };
 }
 

@@ -29,7 +29,7 @@ export async function startMaintenance(
   if (!runtime)
     throw invalidInput(`no runtime named ${req.runtimeId} (quiesce maintenance status lists them)`);
   // The record names the scope its process holds (`runtime:ID`, or `wave:NAME` for a wave's agent).
-  const { lease, now } = await store.getLease(runtime.scope);
+  const { lease, now } = await store.leases.getLease(runtime.scope);
   const live = lease !== null && !leaseStatus(lease, now).expired && lease.token === runtime.token;
   if (runtime.state === RuntimeState.RUNNING && !live)
     return {
@@ -86,7 +86,7 @@ export async function waitForMaintenance(
 /** A runtime as `maintenance status` shows it: the record, its lease, its runs right now. */
 export async function runtimeStatus(store: Store, rt: RuntimeRecord) {
   const [{ lease, now }, active, review] = await Promise.all([
-    store.getLease(rt.scope),
+    store.leases.getLease(rt.scope),
     store.journal.listRuns({ runtimeId: rt.runtimeId, state: RunState.ACTIVE, limit: 10_000 }),
     store.journal.listRuns({
       runtimeId: rt.runtimeId,

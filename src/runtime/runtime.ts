@@ -204,8 +204,8 @@ export class Runtime {
     const message =
       `runtime ${this.id} is ${this.draining && this.finished === null ? "draining" : this.keeper.state.toLowerCase()}` +
       `${mw ? ` (maintenance ${mw})` : ""}: it accepts no new work${runId ? ` (run ${runId} refused)` : ""}`;
-    await this.store
-      .recordEvent({
+    await this.store.events
+      .record({
         kind: EventKind.RuntimeWorkRefused,
         scope: this.scope,
         token: this.lease.token,

@@ -187,7 +187,7 @@ function describe(id: string, found: string, recovered: readonly RunRecovery[]):
 }
 
 async function recordRecovery(rt: Runtime, report: StartupReport): Promise<void> {
-  await rt.store.recordEvent({
+  await rt.store.events.record({
     kind: EventKind.RuntimeRecovered,
     scope: rt.scope,
     token: rt.lease.token,

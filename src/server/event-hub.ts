@@ -63,10 +63,10 @@ export class EventHub {
       if (this.lastId === null) {
         // First contact (or after starting with the store down): begin at the tail, do not
         // replay the whole history to the streams.
-        const [newest] = await this.store.listEvents({ limit: 1 });
+        const [newest] = await this.store.events.list({ limit: 1 });
         this.lastId = newest?.id ?? 0;
       } else {
-        events = await this.store.listEvents({ afterId: this.lastId, limit: MAX_PER_TICK });
+        events = await this.store.events.list({ afterId: this.lastId, limit: MAX_PER_TICK });
         if (events.length > 0) this.lastId = events[events.length - 1]!.id;
       }
       this.health = { ok: true };

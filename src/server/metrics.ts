@@ -102,7 +102,7 @@ export class ServerMetrics {
 
   private async update(): Promise<void> {
     const s = this.store;
-    const read = await s.listLeases();
+    const read = await s.leases.listLeases();
     const [check, counts, waves, runtimes] = await Promise.all([
       runCheck(s, { maxHoldMs: this.maxHoldMs, windowMs: 86_400_000, leases: read }),
       s.journal.stateCounts(),
@@ -137,7 +137,7 @@ export class ServerMetrics {
   /** Advances the counters by the takeovers, refusals and breaks written since the last scrape. */
   private async count(): Promise<void> {
     const kinds = Object.keys(COUNTED);
-    const events = await this.store.listEvents({
+    const events = await this.store.events.list({
       kinds,
       afterId: this.cursor ?? 0,
       // The first scrape reads the history; these events are rare (one per incident).

@@ -18,10 +18,32 @@ export interface Store {
   readonly journal: JournalStore;
   /** Rolling patch waves and their hosts' states, on the same connection (wave-store.ts). */
   readonly waves: WaveStore;
+  /** Leases, their fenced state and the wait queue. */
+  readonly leases: LeaseStore;
+  /** The event log (`quiesce events`) and named markers. */
+  readonly events: EventStore;
 
   /** The store's clock, epoch ms. */
   now(): Promise<number>;
 
+  /**
+   * `store prune`: deletes what is finished and older than `olderThanMs` on the store's clock
+   * (runs completed or failed, with their effects; completed waves, with their hosts; events),
+   * then records the event `event(result)` builds (kept: it is newer), in one commit. Nothing a
+   * person still has to look at (runs in review or suspended, halted or stopped waves, leases)
+   * is touched.
+   */
+  prune(olderThanMs: number, event: (r: PruneResult) => EventInput): Promise<PruneResult>;
+
+  info(): Promise<StoreInfo>;
+  close(): Promise<void>;
+}
+
+/**
+ * The lease half of the port: every write fenced by the token in its `WHERE` clause, every
+ * expiry judged on the store's clock (I1, I2, I3, I5, I10).
+ */
+export interface LeaseStore {
   /**
    * Takes the lease if the scope is free (never held, or released) and nobody is queued ahead
    * of `ticket`. Atomic: two callers cannot both succeed (I1). The token is one more than any
@@ -90,25 +112,17 @@ export interface Store {
   dequeue(ticket: number): Promise<void>;
   /** A read-only look: is the scope free, and how many live waiters are ahead of `ticket`? */
   peek(scope: string, ticket: number | null): Promise<PeekResult>;
+}
 
-  recordEvent(event: EventInput): Promise<void>;
-  listEvents(filter: EventFilter): Promise<EventRecord[]>;
+/** The event log, written in the same commit as the change it records where there is one. */
+export interface EventStore {
+  /** Appends an event (store clock). */
+  record(event: EventInput): Promise<void>;
+  list(filter: EventFilter): Promise<EventRecord[]>;
 
   /** A named bookmark kept in the store (e.g. when `quiesce check` last ran); null if unset. */
   readMarker(name: string): Promise<string | null>;
   writeMarker(name: string, value: string): Promise<void>;
-
-  /**
-   * `store prune`: deletes what is finished and older than `olderThanMs` on the store's clock
-   * (runs completed or failed, with their effects; completed waves, with their hosts; events),
-   * then records the event `event(result)` builds (kept: it is newer), in one commit. Nothing a
-   * person still has to look at (runs in review or suspended, halted or stopped waves, leases)
-   * is touched.
-   */
-  prune(olderThanMs: number, event: (r: PruneResult) => EventInput): Promise<PruneResult>;
-
-  info(): Promise<StoreInfo>;
-  close(): Promise<void>;
 }
 
 export interface PruneResult {

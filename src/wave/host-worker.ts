@@ -200,7 +200,7 @@ async function takeHostLease(
   const w = ctx.writer;
   const o = ctx.opts;
   if (o.respect.length > 0) {
-    const { leases, now } = await ctx.store.listLeases();
+    const { leases, now } = await ctx.store.leases.listLeases();
     const b = respectedBlockers(leases, o.respect, name)[0];
     if (b) {
       const why = `system "${b.owner.system}" holds ${b.scope} (expires in ${Math.round((b.expiresAt - now) / 1000)}s): not touched while it works on the host`;

@@ -55,7 +55,7 @@ export async function waitForWaveStop(
   for (;;) {
     const [{ wave: w }, { lease, now }] = await Promise.all([
       store.waves.getWave(wave),
-      store.getLease(waveScope(wave)),
+      store.leases.getLease(waveScope(wave)),
     ]);
     if (!w) throw invalidInput(`no wave named ${wave}`);
     if (w.state !== WaveState.RUNNING || lease === null || lease.expiresAt <= now) return w;

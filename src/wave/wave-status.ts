@@ -34,7 +34,7 @@ export async function waveStatus(store: Store, name: string) {
   const [{ wave, now }, hosts, { lease }, { runtime }] = await Promise.all([
     store.waves.getWave(name),
     store.waves.listHosts(name),
-    store.getLease(waveScope(name)),
+    store.leases.getLease(waveScope(name)),
     store.journal.getRuntime(waveRuntimeId(name)),
   ]);
   if (!wave) throw invalidInput(`no wave named ${name} (quiesce wave status lists the waves)`);

@@ -72,7 +72,12 @@ export async function defineJournalStoreContract(backend: Backend): Promise<void
       }
     }
     const acquire = async (store: Store, runId = "r-a", ttlMs = 10_000) => {
-      const r = await store.acquire({ scope: SCOPE, ttlMs, owner: owner(runId), ticket: null });
+      const r = await store.leases.acquire({
+        scope: SCOPE,
+        ttlMs,
+        owner: owner(runId),
+        ticket: null,
+      });
       assert.ok(r.ok, "acquired");
       return r.lease.token;
     };
@@ -222,7 +227,7 @@ export async function defineJournalStoreContract(backend: Backend): Promise<void
         await apply1(store, plan(old));
         assert.ok(
           (
-            await store.release({
+            await store.leases.release({
               scope: SCOPE,
               token: old,
               runId: "r-a",
@@ -267,7 +272,7 @@ export async function defineJournalStoreContract(backend: Backend): Promise<void
         assert.equal(snap.run.state, "active");
         assert.equal(snap.run.checkpoint, null);
         assert.equal(snap.effects[0]!.state, EffectState.PLANNED);
-        const ev = await store.listEvents({ scope: SCOPE });
+        const ev = await store.events.list({ scope: SCOPE });
         assert.ok(
           ev.some(
             (e) =>
@@ -467,7 +472,7 @@ export async function defineJournalStoreContract(backend: Backend): Promise<void
           ["suspended", 2, EffectState.OBSERVED],
         );
         assert.ok(
-          (await store.listEvents({ scope: SCOPE })).some(
+          (await store.events.list({ scope: SCOPE })).some(
             (e) => e.kind === EventKind.EffectResolved,
           ),
         );
@@ -570,7 +575,7 @@ export async function defineJournalStoreContract(backend: Backend): Promise<void
         assert.ok(again.ok && again.repeated);
         const other = await store.journal.requestMaintenance({ ...req, maintenanceId: "mw-2" });
         assert.ok(!other.ok && other.reason === "busy");
-        const ev = await store.listEvents({ scope: SCOPE });
+        const ev = await store.events.list({ scope: SCOPE });
         assert.equal(ev.filter((e) => e.kind === EventKind.MaintenanceRequested).length, 1);
         const draining = runtimeWrite({
           token,

@@ -49,11 +49,11 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
       runId: string,
       ttlMs = 10_000,
       ticket: number | null = null,
-    ) => store.acquire({ scope, ttlMs, owner: owner(runId), ticket });
+    ) => store.leases.acquire({ scope, ttlMs, owner: owner(runId), ticket });
 
     test("acquire takes a free scope with token 1 and stores the owner", () =>
       withStore("acq", async (store) => {
-        const r = await store.acquire({
+        const r = await store.leases.acquire({
           scope: "s",
           ttlMs: 5000,
           owner: owner("r1", { note: "n", childPid: 7 }),
@@ -66,7 +66,7 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         assert.equal(r.lease.owner.childPid, 7);
         assert.equal(r.lease.owner.bootId, "boot-1");
         assert.equal(r.lease.expiresAt - r.lease.heartbeatAt, 5000);
-        const got = await store.getLease("s");
+        const got = await store.leases.getLease("s");
         assert.deepEqual(got.lease, r.lease);
       }));
 
@@ -87,7 +87,7 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           const r = await acquire(store, "s", `r${i}`);
           assert.ok(r.ok);
           seen.push(r.lease.token);
-          const rel = await store.release({
+          const rel = await store.leases.release({
             scope: "s",
             token: r.lease.token,
             runId: `r${i}`,
@@ -98,7 +98,7 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           assert.ok(rel.ok);
         }
         assert.deepEqual(seen, [1, 2, 3, 4, 5]);
-        assert.equal((await store.getLease("s")).lease, null);
+        assert.equal((await store.leases.getLease("s")).lease, null);
       }));
 
     test("a stale token cannot release its successor's lease", () =>
@@ -107,7 +107,7 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         assert.ok(a.ok);
         assert.ok(
           (
-            await store.release({
+            await store.leases.release({
               scope: "s",
               token: 1,
               runId: "a",
@@ -119,7 +119,7 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         );
         const b = await acquire(store, "s", "b");
         assert.ok(b.ok && b.lease.token === 2);
-        const late = await store.release({
+        const late = await store.leases.release({
           scope: "s",
           token: 1,
           runId: "a",
@@ -128,18 +128,18 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           reason: "zombie",
         });
         assert.ok(!late.ok && late.reason === "token_mismatch" && late.current?.token === 2);
-        assert.equal((await store.getLease("s")).lease?.owner.runId, "b");
-        const ev = await store.listEvents({ scope: "s" });
+        assert.equal((await store.leases.getLease("s")).lease?.owner.runId, "b");
+        const ev = await store.events.list({ scope: "s" });
         assert.ok(ev.some((e) => e.kind === EventKind.LeaseReleaseRejected && e.token === 1));
       }));
 
     test("renew extends every current lease in one call and skips stale ones", () =>
       withStore("renew", async (store) => {
         for (const s of ["a", "b", "c"]) assert.ok((await acquire(store, s, s, 1000)).ok);
-        const before = (await store.getLease("a")).lease!;
-        const cBefore = (await store.getLease("c")).lease!;
+        const before = (await store.leases.getLease("a")).lease!;
+        const cBefore = (await store.leases.getLease("c")).lease!;
         await sleep(30);
-        const r = await store.renew([
+        const r = await store.leases.renew([
           { scope: "a", token: 1, ttlMs: 60_000 },
           { scope: "b", token: 1, ttlMs: 60_000 },
           { scope: "c", token: 99, ttlMs: 60_000 },
@@ -150,11 +150,11 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           ["c", "nope"],
           "only the stale and unknown ones are refused",
         );
-        const after = (await store.getLease("a")).lease!;
+        const after = (await store.leases.getLease("a")).lease!;
         assert.ok(after.heartbeatAt > before.heartbeatAt);
         assert.equal(after.expiresAt - after.heartbeatAt, 60_000);
         assert.deepEqual(
-          (await store.getLease("c")).lease,
+          (await store.leases.getLease("c")).lease,
           cBefore,
           "a stale token renews nothing",
         );
@@ -168,17 +168,17 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           assert.ok(r.ok);
           items.push({ scope: `s${i}`, token: r.lease.token, ttlMs: 5000 });
         }
-        const before = (await store.getLease("s999")).lease!;
+        const before = (await store.leases.getLease("s999")).lease!;
         await sleep(5);
-        const r = await store.renew(items);
+        const r = await store.leases.renew(items);
         assert.equal(r.refused.size, 0);
         assert.ok(
-          (await store.getLease("s999")).lease!.heartbeatAt > before.heartbeatAt,
+          (await store.leases.getLease("s999")).lease!.heartbeatAt > before.heartbeatAt,
           "the last one was renewed too",
         );
         items[500] = { ...items[500]!, token: 77 };
         assert.deepEqual(
-          [...(await store.renew(items)).refused],
+          [...(await store.leases.renew(items)).refused],
           ["s500"],
           "one stale token among 1000 is named",
         );
@@ -191,17 +191,17 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         const r = await acquire(store, "s", "r2");
         assert.ok(!r.ok && r.reason === "expired" && r.holder?.owner.runId === "r1");
         await acquire(store, "s", "r3");
-        await store.noteExpiry("s", 1);
-        const expiredEvents = (await store.listEvents({ scope: "s" })).filter(
+        await store.leases.noteExpiry("s", 1);
+        const expiredEvents = (await store.events.list({ scope: "s" })).filter(
           (e) => e.kind === EventKind.LeaseExpired,
         );
         assert.equal(expiredEvents.length, 1, "the expiry is logged once per token");
         assert.deepEqual(
-          [...(await store.renew([{ scope: "s", token: 1, ttlMs: 5000 }])).refused],
+          [...(await store.leases.renew([{ scope: "s", token: 1, ttlMs: 5000 }])).refused],
           ["s"],
         );
 
-        const rel = await store.release({
+        const rel = await store.leases.release({
           scope: "s",
           token: 1,
           runId: "r1",
@@ -210,12 +210,12 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           reason: "late",
         });
         assert.ok(!rel.ok && rel.reason === "expired");
-        const put = await store.putState("s", 1, "k", "v");
+        const put = await store.leases.putState("s", 1, "k", "v");
         assert.ok(!put.ok && put.reason === "expired");
-        const child = await store.setChild("s", 1, 99, null);
+        const child = await store.leases.setChild("s", 1, 99, null);
         assert.ok(!child.ok && child.reason === "expired");
         assert.equal(
-          (await store.getLease("s")).lease?.token,
+          (await store.leases.getLease("s")).lease?.token,
           1,
           "nothing deleted the expired lease",
         );
@@ -224,12 +224,12 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
     test("fenced state writes succeed only under the current token (I3)", () =>
       withStore("state", async (store) => {
         assert.ok((await acquire(store, "s", "r1")).ok);
-        assert.ok((await store.putState("s", 1, "step", "1")).ok);
-        const stale = await store.putState("s", 7, "step", "bogus");
+        assert.ok((await store.leases.putState("s", 1, "step", "1")).ok);
+        const stale = await store.leases.putState("s", 7, "step", "bogus");
         assert.ok(!stale.ok && stale.reason === "token_mismatch");
         assert.ok(
           (
-            await store.release({
+            await store.leases.release({
               scope: "s",
               token: 1,
               runId: "r1",
@@ -239,20 +239,20 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
             })
           ).ok,
         );
-        const released = await store.putState("s", 1, "step", "late");
+        const released = await store.leases.putState("s", 1, "step", "late");
         assert.ok(!released.ok && released.reason === "not_held");
         assert.ok((await acquire(store, "s", "r2")).ok);
-        assert.ok((await store.putState("s", 2, "step", "2")).ok);
-        const zombie = await store.putState("s", 1, "step", "zombie");
+        assert.ok((await store.leases.putState("s", 2, "step", "2")).ok);
+        const zombie = await store.leases.putState("s", 1, "step", "zombie");
         assert.ok(!zombie.ok && zombie.reason === "token_mismatch");
-        const state = await store.getState("s");
+        const state = await store.leases.getState("s");
         assert.deepEqual(
           state.map((e) => [e.key, e.value, e.token]),
           [["step", "2", 2]],
         );
-        assert.ok((await store.setChild("s", 2, 1234, "55")).ok);
-        assert.equal((await store.getLease("s")).lease?.owner.childPid, 1234);
-        assert.equal((await store.setChild("s", 1, 1, null)).ok, false);
+        assert.ok((await store.leases.setChild("s", 2, 1234, "55")).ok);
+        assert.equal((await store.leases.getLease("s")).lease?.owner.childPid, 1234);
+        assert.equal((await store.leases.setChild("s", 1, 1, null)).ok, false);
       }));
 
     test("concurrent acquisitions from separate connections: exactly one wins", () =>
@@ -271,20 +271,20 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
       withStore("queue", async (store) => {
         const o = { runId: "w", host: "h", pid: 1 };
         assert.ok((await acquire(store, "s", "holder")).ok);
-        const t1 = await store.enqueue("s", 5000, o);
-        const t2 = await store.enqueue("s", 5000, o);
+        const t1 = await store.leases.enqueue("s", 5000, o);
+        const t2 = await store.leases.enqueue("s", 5000, o);
         assert.ok(t2 > t1);
         assert.deepEqual(
           [
-            (await store.peek("s", t1)).waitersAhead,
-            (await store.peek("s", t2)).waitersAhead,
-            (await store.peek("s", null)).waitersAhead,
+            (await store.leases.peek("s", t1)).waitersAhead,
+            (await store.leases.peek("s", t2)).waitersAhead,
+            (await store.leases.peek("s", null)).waitersAhead,
           ],
           [0, 1, 2],
         );
         assert.ok(
           (
-            await store.release({
+            await store.leases.release({
               scope: "s",
               token: 1,
               runId: "holder",
@@ -294,7 +294,7 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
             })
           ).ok,
         );
-        const p = await store.peek("s", t2);
+        const p = await store.leases.peek("s", t2);
         assert.ok(p.free && p.waitersAhead === 1);
         const jump = await acquire(store, "s", "t2", 10_000, t2);
         assert.ok(!jump.ok && jump.reason === "queued", "a later ticket cannot jump the line");
@@ -306,7 +306,7 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         const first = await acquire(store, "s", "t1", 10_000, t1);
         assert.ok(first.ok, "the oldest ticket gets it");
         assert.equal(
-          (await store.peek("s", t2)).waitersAhead,
+          (await store.leases.peek("s", t2)).waitersAhead,
           0,
           "the winner's ticket left the queue",
         );
@@ -315,20 +315,24 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
     test("a ticket that is not refreshed stops blocking the line", () =>
       withStore("queue-ttl", async (store) => {
         const o = { runId: "w", host: "h", pid: 1 };
-        const dead = await store.enqueue("s", 150, o);
-        const live = await store.enqueue("s", 5000, o);
-        assert.equal((await store.peek("s", live)).waitersAhead, 1);
+        const dead = await store.leases.enqueue("s", 150, o);
+        const live = await store.leases.enqueue("s", 5000, o);
+        assert.equal((await store.leases.peek("s", live)).waitersAhead, 1);
         await sleep(250);
-        assert.equal((await store.peek("s", live)).waitersAhead, 0);
+        assert.equal((await store.leases.peek("s", live)).waitersAhead, 0);
         assert.ok((await acquire(store, "s", "live", 1000, live)).ok);
-        assert.equal(await store.refreshTicket(dead, 1000), false, "the dead ticket was purged");
+        assert.equal(
+          await store.leases.refreshTicket(dead, 1000),
+          false,
+          "the dead ticket was purged",
+        );
       }));
 
     test("events can be filtered by scope, age and id", () =>
       withStore("events", async (store) => {
         assert.ok((await acquire(store, "a", "r1")).ok);
         assert.ok((await acquire(store, "b", "r2")).ok);
-        await store.recordEvent({
+        await store.events.record({
           kind: EventKind.LeaseLost,
           scope: "a",
           token: 1,
@@ -338,20 +342,20 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           message: "lost it",
           detail: { why: "test" },
         });
-        const all = await store.listEvents({});
+        const all = await store.events.list({});
         assert.deepEqual(
           all.map((e) => e.kind),
           ["lease.acquired", "lease.acquired", "lease.lost"],
         );
-        const a = await store.listEvents({ scope: "a" });
+        const a = await store.events.list({ scope: "a" });
         assert.equal(a.length, 2);
         assert.deepEqual(a[1]!.detail, { why: "test" });
-        const after = await store.listEvents({ afterId: all[1]!.id });
+        const after = await store.events.list({ afterId: all[1]!.id });
         assert.equal(after.length, 1);
         const now = await store.now();
-        assert.equal((await store.listEvents({ since: now + 60_000 })).length, 0);
+        assert.equal((await store.events.list({ since: now + 60_000 })).length, 0);
         assert.equal(
-          (await store.listEvents({ limit: 1 }))[0]!.kind,
+          (await store.events.list({ limit: 1 }))[0]!.kind,
           "lease.lost",
           "limit keeps the newest",
         );

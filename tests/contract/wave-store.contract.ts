@@ -54,7 +54,7 @@ export async function defineWaveStoreContract(backend: Backend): Promise<void> {
       }
     }
     const acquire = async (store: Store, ttlMs = 10_000, scope = SCOPE) => {
-      const r = await store.acquire({ scope, ttlMs, owner: owner("r-a"), ticket: null });
+      const r = await store.leases.acquire({ scope, ttlMs, owner: owner("r-a"), ticket: null });
       assert.ok(r.ok, "acquired");
       return r.lease.token;
     };
@@ -108,7 +108,7 @@ export async function defineWaveStoreContract(backend: Backend): Promise<void> {
         assert.deepEqual(again.ok, false);
         assert.equal((await store.waves.getWave("w1")).wave!.batchSize, 1, "unchanged");
         assert.equal((await store.waves.listHosts("w1")).length, 3, "unchanged");
-        const ev = await store.listEvents({ scope: SCOPE });
+        const ev = await store.events.list({ scope: SCOPE });
         assert.equal(ev.filter((e) => e.kind === "wave.created").length, 1);
         assert.equal((await store.waves.getWave("nope")).wave, null);
       }));
@@ -162,8 +162,8 @@ export async function defineWaveStoreContract(backend: Backend): Promise<void> {
         await store.waves.create(def(), HOSTS);
         const old = await acquire(store, 1);
         await sleep(20);
-        const stale = await store.getLease(SCOPE);
-        const taken = await store.takeOver({
+        const stale = await store.leases.getLease(SCOPE);
+        const taken = await store.leases.takeOver({
           scope: SCOPE,
           staleToken: old,
           ttlMs: 10_000,
@@ -192,7 +192,10 @@ export async function defineWaveStoreContract(backend: Backend): Promise<void> {
         });
         assert.equal(!w.ok && w.reason, "token_mismatch");
         assert.equal((await store.waves.getWave("w1")).wave!.state, "created");
-        const ev = await store.listEvents({ scope: SCOPE, kinds: [EventKind.FencedWriteRejected] });
+        const ev = await store.events.list({
+          scope: SCOPE,
+          kinds: [EventKind.FencedWriteRejected],
+        });
         assert.equal(ev.length, 2);
         assert.ok(
           await apply1(store, hostWrite(old + 1)).then((x) => x.ok),
@@ -303,7 +306,7 @@ export async function defineWaveStoreContract(backend: Backend): Promise<void> {
           hostWrite(token, { event }),
           hostWrite(token, { host: "b", from: "failed", event }),
         ]);
-        const ev = await store.listEvents({ scope: SCOPE, kinds: [EventKind.WaveHostChanged] });
+        const ev = await store.events.list({ scope: SCOPE, kinds: [EventKind.WaveHostChanged] });
         assert.equal(ev.length, 1);
       }));
   });

@@ -53,7 +53,7 @@ export function registerState(program: Command): void {
       await withLeases(
         flags,
         async (leases) => {
-          const entries = (await leases.store.getState(scope)).filter(
+          const entries = (await leases.store.leases.getState(scope)).filter(
             (e) => key === undefined || e.key === key,
           );
           if (key !== undefined && entries.length === 0)

@@ -25,7 +25,7 @@ export async function runProbes(
   config: ProbeConfig,
 ): Promise<ProbeRun> {
   const [activity, command] = await Promise.all([
-    store.ownerActivity(lease.owner.runId, lease.scope, lease.token),
+    store.leases.ownerActivity(lease.owner.runId, lease.scope, lease.token),
     config.command
       ? probeCommand(config.command, lease, config.commandTimeoutMs)
       : Promise.resolve(null),

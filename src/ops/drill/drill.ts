@@ -232,7 +232,7 @@ async function drillPoint(
 
 /** During the drain: job 3 was refused while DRAINING, and no run was created for it. */
 async function drainEvidence(ctx: DrillCtx, notes: string[], failures: string[]): Promise<void> {
-  const events = await ctx.store.listEvents({ scope: runtimeScope(ctx.runtimeId) });
+  const events = await ctx.store.events.list({ scope: runtimeScope(ctx.runtimeId) });
   const refused = events.some(
     (e) => e.kind === EventKind.RuntimeWorkRefused && e.runId === jobRunId(ctx.runtimeId, "3"),
   );

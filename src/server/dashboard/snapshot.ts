@@ -56,7 +56,7 @@ export async function gatherSnapshot(
   store: Store,
   o: { maxHoldMs: number | null },
 ): Promise<DashboardSnapshot> {
-  const read = await store.listLeases();
+  const read = await store.leases.listLeases();
   const check = await runCheck(store, {
     maxHoldMs: o.maxHoldMs,
     windowMs: 86_400_000,
@@ -114,7 +114,7 @@ export async function gatherSnapshot(
   const runtimes = await Promise.all(
     records.slice(0, MAX_RUNTIMES).map((r) => runtimeStatus(store, r)),
   );
-  const incidents = await store.listEvents({
+  const incidents = await store.events.list({
     kinds: [EventKind.LeaseTakenOver, EventKind.LeaseTakeoverRefused, EventKind.LeaseBroken],
     limit: MAX_INCIDENTS,
   });

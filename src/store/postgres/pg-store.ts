@@ -28,6 +28,8 @@ import type {
   PruneResult,
   TakeoverOutcome,
   TakeoverRequest,
+  EventStore,
+  LeaseStore,
 } from "../store.js";
 import { createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
 import { checkReadable, LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
@@ -44,11 +46,20 @@ type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean
  * statement (data-modifying CTEs), so it is atomic without holding a client across awaits, and
  * its time is the server's clock.
  */
-export class PgStore implements Store {
+export class PgStore implements Store, LeaseStore {
   readonly backend = "postgres" as const;
   readonly location: string;
   readonly journal: PgJournal;
   readonly waves: PgWaves;
+  /** The lease half of the port: this class implements it directly. */
+  readonly leases: LeaseStore = this;
+  /** The event log, over the same connection. */
+  readonly events: EventStore = {
+    record: (e) => this.recordEvent(e),
+    list: (f) => this.listEvents(f),
+    readMarker: (n) => this.readMarker(n),
+    writeMarker: (n, v) => this.writeMarker(n, v),
+  };
   private readonly pool: pg.Pool;
   private readonly target: PgTarget;
   private closed = false;

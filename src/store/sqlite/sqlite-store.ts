@@ -27,6 +27,8 @@ import type {
   StaleReleaseOutcome,
   TakeoverOutcome,
   TakeoverRequest,
+  EventStore,
+  LeaseStore,
 } from "../store.js";
 import { staleRefusal } from "../rows.js";
 import {
@@ -47,11 +49,20 @@ import { SqliteWaves } from "./sqlite-waves.js";
  * commit), so each is atomic across processes. The store clock is the host clock (I10), read
  * inside the transaction so that a wait for the write lock cannot make it stale.
  */
-export class SqliteStore implements Store {
+export class SqliteStore implements Store, LeaseStore {
   readonly backend = "sqlite" as const;
   readonly location: string;
   readonly journal: SqliteJournal;
   readonly waves: SqliteWaves;
+  /** The lease half of the port: this class implements it directly. */
+  readonly leases: LeaseStore = this;
+  /** The event log, over the same connection. */
+  readonly events: EventStore = {
+    record: (e) => this.recordEvent(e),
+    list: (f) => this.listEvents(f),
+    readMarker: (n) => this.readMarker(n),
+    writeMarker: (n, v) => this.writeMarker(n, v),
+  };
   private readonly db: Database.Database;
   private readonly q: Statements;
   private readonly tx: SqliteTx;

@@ -138,7 +138,7 @@ describe("Run: the effect protocol under a lease", () => {
   test("a zombie (its lease moved on) dispatches nothing and writes nothing (I3, I4)", async () => {
     const p = new FakeProvider("pay", BOTH);
     const run = await journal(p).createRun({ runId: "run-1" });
-    await env.leases.store.release({
+    await env.leases.store.leases.release({
       scope: "runtime:rt",
       token: lease.token,
       runId: null,

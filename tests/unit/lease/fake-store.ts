@@ -8,17 +8,25 @@ import type { RenewItem, RenewOutcome, Store } from "../../../src/store/store.js
  */
 export class ScriptedStore {
   calls: RenewItem[][] = [];
-  events: EventInput[] = [];
+  recorded: EventInput[] = [];
   inFlight = 0;
   maxInFlight = 0;
   mode: "ok" | "refuse" | "fail" | "hang" = "ok";
   delayMs = 0;
 
   asStore(): Store {
-    return new Proxy(this, {
+    const scripted = new Proxy(this, {
       get(target, prop) {
         if (prop in target) return (target as unknown as Record<string | symbol, unknown>)[prop];
         throw new Error(`ScriptedStore: ${String(prop)} is not scripted`);
+      },
+    });
+    const events = { record: (e: EventInput) => this.recordEvent(e) };
+    return new Proxy(scripted, {
+      get(target, prop) {
+        if (prop === "leases") return scripted;
+        if (prop === "events") return events;
+        return (target as unknown as Record<string | symbol, unknown>)[prop];
       },
     }) as unknown as Store;
   }
@@ -41,7 +49,7 @@ export class ScriptedStore {
   }
 
   recordEvent(e: EventInput): Promise<void> {
-    this.events.push(e);
+    this.recorded.push(e);
     return Promise.resolve();
   }
 }

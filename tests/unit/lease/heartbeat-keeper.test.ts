@@ -78,7 +78,7 @@ describe("HeartbeatKeeper", () => {
     assert.equal(lease.remainingMs(), 0);
     assert.throws(() => lease.assertHeld(), /was lost/);
     assert.equal(keeper.size, 0, "lost leases are no longer renewed");
-    assert.ok(fake.events.some((e) => e.kind === "lease.lost" && e.scope === "s0"));
+    assert.ok(fake.recorded.some((e) => e.kind === "lease.lost" && e.scope === "s0"));
   });
 
   test("a renewal that hangs cannot delay self-fencing: the deadline fires on time (I4)", async () => {
@@ -113,7 +113,7 @@ describe("HeartbeatKeeper", () => {
     assert.equal(leases[0]!.lost, false);
     const failedCalls = fake.calls.length;
     assert.ok(failedCalls >= 4, `retried during the outage (${failedCalls} calls)`);
-    const recovered = fake.events.filter((e) => e.kind === "lease.renew_failed");
+    const recovered = fake.recorded.filter((e) => e.kind === "lease.renew_failed");
     assert.equal(recovered.length, 1);
     assert.match(
       recovered[0]!.message,
