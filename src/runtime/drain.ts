@@ -12,6 +12,7 @@ import {
 import { crashPoint } from "../fault/crash-points.js";
 import { quarantine } from "../journal/effect-driver.js";
 import type { Runtime, RuntimeOutcome } from "./runtime.js";
+import { MaintenanceWindow } from "./window.js";
 
 export interface DrainOptions {
   /** The maintenance window's id (`mw-...`); default `drain-<time>`. */
@@ -44,28 +45,22 @@ export async function runDrain(rt: Runtime, o: DrainOptions): Promise<RuntimeOut
   );
   const timeoutMs = o.drainTimeoutMs ?? rt.policy.drainTimeoutMs;
   rt.draining = true;
-  const now = await rt.store.now();
-  await rt.keeper.transition(
-    RuntimeState.DRAINING,
-    {
-      maintenanceId,
-      acceptingWork: false,
-      deadlineAt: now + timeoutMs,
-      activeRuns: drainProgress(rt).activeRuns,
-      note: `${o.reason ?? "drain requested"}; drain timeout ${formatDuration(timeoutMs)}`,
-    },
+  let deadlinePassed = false;
+  const window = new MaintenanceWindow(rt.keeper, rt.store);
+  await window.enterDraining({
     maintenanceId,
-  );
+    timeoutMs,
+    activeRuns: drainProgress(rt).activeRuns,
+    note: `${o.reason ?? "drain requested"}; drain timeout ${formatDuration(timeoutMs)}`,
+    onDeadline: () => {
+      deadlinePassed = true;
+      rt.changes.notify();
+    },
+  });
   rt.say(
     `draining for ${maintenanceId}: no new work; ${rt.active.size} active run(s) continue to their next checkpoint (deadline in ${formatDuration(timeoutMs)})`,
   );
-  let deadlinePassed = false;
-  const expire = () => {
-    deadlinePassed = true;
-    rt.changes.notify();
-  };
-  const timer = setTimeout(expire, timeoutMs);
-  rt.forceDeadline = expire;
+  rt.forceDeadline = () => window.forceDeadline();
   try {
     for (;;) {
       if (rt.lease.lost)
@@ -75,26 +70,26 @@ export async function runDrain(rt: Runtime, o: DrainOptions): Promise<RuntimeOut
         );
       const p = drainProgress(rt);
       if (mayQuiesce(p)) break;
-      if (deadlinePassed) return await atDeadline(rt, p, maintenanceId);
+      if (deadlinePassed) return await atDeadline(rt, window, p, maintenanceId);
       await rt.changes.wait();
       // Something changed (a run reached a checkpoint, work was refused): a kill here is a
       // crash in the middle of the drain, with runs still in flight.
       crashPoint("runtime.drain");
     }
   } finally {
-    clearTimeout(timer);
+    window.cancel();
     rt.forceDeadline = null;
   }
-  await rt.keeper.transition(RuntimeState.QUIESCED, {
-    activeRuns: 0,
+  await window.end({
+    maintenanceId,
     note: "every run reached a checkpoint; no side effect in flight",
+    review: null,
   });
-  return stopAfterQuiesced(rt, maintenanceId);
+  return stopped(rt, maintenanceId);
 }
 
-async function stopAfterQuiesced(rt: Runtime, maintenanceId: string): Promise<RuntimeOutcome> {
-  crashPoint("runtime.after-quiesced");
-  await rt.keeper.transition(RuntimeState.STOPPED, { activeRuns: 0 });
+/** STOPPED is recorded: release the lease and say so. */
+async function stopped(rt: Runtime, maintenanceId: string): Promise<RuntimeOutcome> {
   await rt.lease.release(`runtime ${rt.id} stopped (${maintenanceId})`).catch(() => undefined);
   rt.say(`stopped: quiesced for ${maintenanceId}`);
   return { state: RuntimeState.STOPPED, leaseLost: false, reason: null };
@@ -103,6 +98,7 @@ async function stopAfterQuiesced(rt: Runtime, maintenanceId: string): Promise<Ru
 /** The deadline passed with runs still active: apply the policy, record the decision. */
 async function atDeadline(
   rt: Runtime,
+  window: MaintenanceWindow,
   p: DrainProgress,
   maintenanceId: string,
 ): Promise<RuntimeOutcome> {
@@ -134,13 +130,9 @@ async function atDeadline(
     );
   }
   const review = d.runtime === RuntimeState.NEEDS_REVIEW;
-  await rt.keeper.transition(d.runtime, {
-    activeRuns: 0,
-    note: d.summary,
-    reviewReason: review ? d.summary : null,
-  });
+  await window.end({ maintenanceId, note: d.summary, review: review ? d.summary : null });
   rt.say(d.summary);
-  if (!review) return stopAfterQuiesced(rt, maintenanceId);
+  if (!review) return stopped(rt, maintenanceId);
   await rt.lease
     .release(`runtime ${rt.id} needs review after ${maintenanceId}`)
     .catch(() => undefined);

@@ -8,6 +8,7 @@ import { Notifier } from "../process/notifier.js";
 import type { Store } from "../store/store.js";
 import { onStopSignals } from "../process/stop-signals.js";
 import { watchRequests } from "../runtime/request-watcher.js";
+import { MaintenanceWindow } from "../runtime/window.js";
 
 export interface ControlOptions {
   wave: string;
@@ -50,7 +51,10 @@ export class WaveControl {
     private readonly lease: Lease,
     private readonly o: ControlOptions,
     public keeper: RecordKeeper,
-  ) {}
+  ) {
+    this.window = new MaintenanceWindow(keeper, store);
+  }
+  private readonly window: MaintenanceWindow;
 
   static async start(store: Store, lease: Lease, o: ControlOptions): Promise<WaveControl> {
     const id = waveRuntimeId(o.wave);
@@ -109,27 +113,17 @@ export class WaveControl {
     this.maintenanceId = maintenanceId;
     this.changes.notify();
     const timeout = drainTimeoutMs ?? this.o.policy.drainTimeoutMs;
-    const timer = setTimeout(
-      () =>
-        this.force(`the drain deadline (${formatDuration(timeout)}) of ${maintenanceId} passed`),
-      timeout,
-    );
-    timer.unref();
-    this.cleanups.push(() => clearTimeout(timer));
     this.o.say(
       `${reason}: starting no new host; the hosts in flight finish (deadline in ${formatDuration(timeout)})${hint}`,
     );
-    if (this.keeper.state === RuntimeState.RUNNING)
-      await this.keeper.transition(
-        RuntimeState.DRAINING,
-        {
-          maintenanceId,
-          acceptingWork: false,
-          deadlineAt: (await this.store.now()) + timeout,
-          note: `${reason}; drain timeout ${formatDuration(timeout)}`,
-        },
-        maintenanceId,
-      );
+    await this.window.enterDraining({
+      maintenanceId,
+      timeoutMs: timeout,
+      activeRuns: 0,
+      note: `${reason}; drain timeout ${formatDuration(timeout)}`,
+      onDeadline: () =>
+        this.force(`the drain deadline (${formatDuration(timeout)}) of ${maintenanceId} passed`),
+    });
   }
 
   /** Stops the hosts in flight now: their patch commands get SIGTERM (SIGKILL after the grace). */
@@ -147,28 +141,16 @@ export class WaveControl {
    * a host's patch is left unclassified (quarantined, or cut off while it ran).
    */
   async finish(note: string, review: string | null): Promise<void> {
-    const id = this.maintenanceId ?? `wave-end-${Date.now()}`;
-    if (this.keeper.state === RuntimeState.RUNNING)
-      await this.keeper.transition(
-        RuntimeState.DRAINING,
-        // Called once every host in flight has ended.
-        { maintenanceId: id, acceptingWork: false, activeRuns: 0, note },
-        null,
-      );
-    if (this.keeper.state !== RuntimeState.DRAINING) return;
-    if (review !== null) {
-      await this.keeper.transition(RuntimeState.NEEDS_REVIEW, {
-        activeRuns: 0,
-        note,
-        reviewReason: review,
-      });
-      return;
-    }
-    await this.keeper.transition(RuntimeState.QUIESCED, { activeRuns: 0, note });
-    await this.keeper.transition(RuntimeState.STOPPED, { activeRuns: 0, note });
+    // Called once every host in flight has ended.
+    await this.window.end({
+      maintenanceId: this.maintenanceId ?? `wave-end-${Date.now()}`,
+      note,
+      review,
+    });
   }
 
   close(): void {
+    this.window.cancel();
     for (const c of this.cleanups.splice(0)) c();
   }
 
