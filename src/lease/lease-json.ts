@@ -14,7 +14,8 @@ export function leaseJson(l: LeaseRecord, now: number) {
     ttlMs: l.ttlMs,
     acquiredAt: iso(l.acquiredAt),
     heartbeatAt: iso(l.heartbeatAt),
-    expiresAt: iso(l.expiresAt),
+    // A lease without expiry (written by another system) has none to show, not a crash.
+    expiresAt: l.expiresAt === Number.MAX_SAFE_INTEGER ? null : iso(l.expiresAt),
     heartbeatAgeMs: s.heartbeatAgeMs,
     expiresInMs: s.expiresInMs,
     expired: s.expired,

@@ -43,18 +43,18 @@ function leases(s: DashboardSnapshot): string {
   const expired = shown.filter((l) => l.expired).length;
   const rows = shown
     .map((l) => {
-      const exp = Date.parse(l.expiresAt);
+      const exp = l.expiresAt === null ? null : Date.parse(l.expiresAt);
       const o = l.owner;
       const takeover = l.takeover
         ? `<div class="sub">took over token ${l.takeover.previous.token} from ${esc(l.takeover.previous.owner.host)}: ${esc(l.takeover.summary)}</div>`
         : "";
-      return `<tr class="lease${l.expired ? " expired" : ""}" data-scope="${esc(l.scope)}" data-expires="${exp}">
+      return `<tr class="lease${l.expired ? " expired" : ""}" data-scope="${esc(l.scope)}" data-expires="${exp ?? ""}">
 <td><strong>${esc(l.scope)}</strong>${o.note ? `<div class="sub">${esc(o.note)}</div>` : ""}${takeover}</td>
 <td data-label="holder">${o.system === "quiesce" ? "" : `${esc(o.system)}: `}${shortId(o.runId)}</td>
 <td data-label="host">${esc(o.host)}${o.pid !== null ? ` <span class="sub">pid ${o.pid}</span>` : ""}</td>
 <td class="num" data-label="token">${l.token}</td>
 <td data-label="heartbeat">${ago(Date.parse(l.heartbeatAt), s.now)}</td>
-<td data-label="expires">${until(exp, s.now)}</td>
+<td data-label="expires">${exp === null ? "never" : until(exp, s.now)}</td>
 <td class="state"><span class="badge ${l.expired ? "crit" : "ok"}">${l.expired ? "EXPIRED" : "live"}</span></td>
 <td>${actionForm({
         key: `break:${l.scope}`,
