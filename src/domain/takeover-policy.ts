@@ -7,8 +7,11 @@ export interface TakeoverPolicy {
   /** The system this agent acts for; a lease of any other system is foreign (I6). */
   system: string;
   /**
-   * Owners no probe can settle (another host, no command probe configured): presumed dead once
-   * the lease has been expired, with no run activity, for this much longer. null: never.
+   * Owners no probe can settle (another host with no probe, or one the probe cannot reach: a
+   * partition): presumed dead once the lease has been expired, with no run activity, for this
+   * much longer. null: never. Safe because what the owner ran is stopped by its own deadline:
+   * here by the deadline guard, on a target by the remote guard (`wave run --via`), and the
+   * remote grace is at least the grace plus the safety margin (checkRemoteGrace).
    */
   remoteGraceMs: number | null;
   /** `lock break --force`: go ahead when death is unknown. Never overrides an alive probe. */
@@ -43,8 +46,8 @@ export type TakeoverDecision =
 
 /**
  * The takeover rule (I5): the heartbeat has expired on the store clock, no probe says alive,
- * and death is shown: a probe says dead, or (only where no probe can reach the owner and no
- * command probe is configured) the owner stayed silent for the remote grace period after expiry.
+ * and death is shown: a probe says dead, or (where no probe can settle it: no probe, or one
+ * that cannot reach the owner) the owner stayed silent for the remote grace period after expiry.
  * A foreign system's lease is never taken (I6) unless an operator says so explicitly.
  */
 export function decideTakeover(f: TakeoverFacts, policy: TakeoverPolicy): TakeoverDecision {
@@ -85,7 +88,7 @@ export function decideTakeover(f: TakeoverFacts, policy: TakeoverPolicy): Takeov
     };
   }
   const unknowns = probes.filter((p) => p.probe !== "heartbeat").map((p) => p.evidence);
-  if (!f.commandProbeConfigured && policy.remoteGraceMs !== null) {
+  if (policy.remoteGraceMs !== null) {
     const needed = lease.ttlMs + policy.remoteGraceMs;
     if (silentFor >= needed) {
       return {
@@ -106,7 +109,7 @@ export function decideTakeover(f: TakeoverFacts, policy: TakeoverPolicy): Takeov
   if (policy.forceUnknown) return forced();
   return refuse(
     "death_unproven",
-    `cannot prove ${who} is gone (${unknowns.join("; ")}); ${f.commandProbeConfigured ? "the probe could not decide" : "no remote grace is configured"}`,
+    `cannot prove ${who} is gone (${unknowns.join("; ")}); ${f.commandProbeConfigured ? "the probe could not decide and no" : "no"} remote grace is configured`,
   );
 
   function forced(): TakeoverDecision {

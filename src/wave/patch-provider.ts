@@ -4,6 +4,9 @@ import type { Ack, DispatchRequest, LookupAnswer, Provider } from "../journal/pr
 import type { ProviderCapabilities } from "../domain/recovery.js";
 import type { Lease } from "../lease/lease.js";
 import type { HostLog } from "./host-log.js";
+import { sleep } from "../process/clock.js";
+import { shellQuote } from "../process/shell-quote.js";
+import { remoteCommandLine, REMOTE_IN_PROGRESS } from "./remote-command.js";
 import {
   describeExit,
   fillTemplate,
@@ -41,6 +44,13 @@ export interface PatchProviderOptions {
   runner: CommandRunner;
   graceMs: number;
   env: NodeJS.ProcessEnv;
+  /**
+   * `--via 'ssh {host}'`: run each command on the host through this, under the remote guard
+   * (remote-command.ts); null: run them here.
+   */
+  via?: string | null;
+  /** With `via`: how long a lookup waits while the host says a patch is still in progress. */
+  inProgressWaitMs?: number;
 }
 
 /**
@@ -81,15 +91,22 @@ export class PatchProvider implements Provider {
     ctx.lease.assertHeld(); // I4: no patch once the host's lease is surely ours no more
     const { command } = req.request as PatchRequest;
     let pid = 0;
-    const exit = await this.run("patch", command, ctx, req.signal, {
-      // The patch's pid is on the host's lease before it runs: a takeover probe finds it alive
-      // even if this agent dies and the command runs on as another user (sudo).
-      beforeStart: (p) => ctx.lease.setChild(p),
-      onSpawn: (p) => {
-        pid = p;
-        req.sent();
+    const exit = await this.run(
+      "patch",
+      command,
+      ctx,
+      req.signal,
+      {
+        // The patch's pid is on the host's lease before it runs: a takeover probe finds it
+        // alive even if this agent dies and the command runs on as another user (sudo).
+        beforeStart: (p) => ctx.lease.setChild(p),
+        onSpawn: (p) => {
+          pid = p;
+          req.sent();
+        },
       },
-    });
+      req.key,
+    );
     if (exit.aborted) throw abortReason(req.signal, ctx);
     if (exit.exitCode === null)
       throw new Error(`the patch command was ${describeExit(exit)}: whether it applied is unknown`);
@@ -111,7 +128,18 @@ export class PatchProvider implements Provider {
       wave: this.o.wave,
       group: ctx.group ?? "",
     });
-    const exit = await this.run("check", command, ctx, signal);
+    let exit = await this.run("check", command, ctx, signal, {}, key);
+    // A patch still running on the host (its remote guard says so) is never "not patched":
+    // wait for it to end (its own guard ends it by its lease's deadline), then ask again.
+    const until = Date.now() + (this.o.inProgressWaitMs ?? 0);
+    while (this.o.via && exit.exitCode === REMOTE_IN_PROGRESS && Date.now() < until) {
+      await sleep(1000, signal);
+      exit = await this.run("check", command, ctx, signal, {}, key);
+    }
+    if (this.o.via && exit.exitCode === REMOTE_IN_PROGRESS)
+      throw new Error(
+        `the patch of ${ctx.host} is still in progress on the host (its remote guard says so): neither "patched" nor "not patched"`,
+      );
     if (exit.aborted) throw abortReason(signal, ctx);
     if (exit.exitCode === 0) {
       const result: PatchResult = { exitCode: 0, via: "check" };
@@ -130,10 +158,11 @@ export class PatchProvider implements Provider {
     ctx: HostContext,
     signal: AbortSignal,
     hooks: Pick<CommandRun, "beforeStart" | "onSpawn"> = {},
+    /** The patch's idempotency key (the remote guard's name for it); health uses its own. */
+    key = `${this.o.wave}:${ctx.host}:${what}`,
   ): Promise<RanCommand> {
     const start = ctx.log?.begin(what, command) ?? 0;
-    const env = {
-      ...this.baseEnv,
+    const leaseEnv = {
       QUIESCE_FENCING_TOKEN: String(ctx.lease.token),
       QUIESCE_LEASE_SCOPE: ctx.lease.scope,
       // Besides the recorded pid, the takeover probe finds a dead agent's commands by this.
@@ -141,14 +170,33 @@ export class PatchProvider implements Provider {
       QUIESCE_WAVE: this.o.wave,
       QUIESCE_HOST: ctx.host,
     };
+    const env = { ...this.baseEnv, ...leaseEnv };
+    const via = this.o.via
+      ? fillTemplate(this.o.via, { host: ctx.host, wave: this.o.wave, group: ctx.group ?? "" })
+      : null;
+    // On the host, the command gets the lease's identity too (ssh passes no environment).
+    const exports = Object.entries(leaseEnv)
+      .map(([k, v]) => `${k}=${shellQuote(v)}`)
+      .join(" ");
+    const line =
+      via === null
+        ? command
+        : remoteCommandLine(
+            via,
+            `export ${exports}; ${command}`,
+            what === "check"
+              ? { mode: "check", key }
+              : { mode: "run", key, deadlineMs: ctx.lease.remainingMs(), graceMs: this.o.graceMs },
+          );
     return this.o
       .runner({
-        command,
+        command: line,
         env,
         outputFd: ctx.log?.fd ?? null,
         signal: AbortSignal.any([signal, ctx.lease.signal]),
         graceMs: this.o.graceMs,
         deadline: ctx.lease,
+        armRemote: via !== null,
         ...hooks,
       })
       .then((exit) => {

@@ -13,6 +13,11 @@ export interface WaveRunOptions {
   patch?: string;
   /** Says whether a host is patched: exit 0 yes, 1 no, anything else unknown. */
   check?: string | null;
+  /**
+   * Run the patch, check and health commands on the host through this (`ssh {host}`), each
+   * under a remote guard that ends it there by the host lease's deadline (remote-command.ts).
+   */
+  via?: string | null;
   /** Must pass (exit 0) before a host counts as succeeded and before the next batch. */
   health?: string | null;
   /** Keep retrying the health command this long (default 0: one attempt). */
@@ -57,6 +62,7 @@ export interface ResolvedRun {
   patch: string;
   check: string | null;
   health: string | null;
+  via: string | null;
   healthTimeoutMs: number;
   healthIntervalMs: number;
   concurrency: number;
@@ -84,6 +90,7 @@ export type StoredSettings = Partial<
     | "patch"
     | "check"
     | "health"
+    | "via"
     | "healthTimeoutMs"
     | "healthIntervalMs"
     | "concurrency"
@@ -96,6 +103,7 @@ export function storedSettings(r: ResolvedRun): StoredSettings {
     patch: r.patch,
     check: r.check,
     health: r.health,
+    via: r.via,
     healthTimeoutMs: r.healthTimeoutMs,
     healthIntervalMs: r.healthIntervalMs,
     concurrency: r.concurrency,
@@ -116,11 +124,13 @@ export function resolveRunOptions(o: WaveRunOptions, wave: WaveRecord | null): R
     throw invalidInput(`--concurrency: ${concurrency} is not a positive whole number`);
   const check = o.check !== undefined ? o.check : (prev.check ?? null);
   const health = o.health !== undefined ? o.health : (prev.health ?? null);
+  const via = o.via !== undefined ? o.via : (prev.via ?? null);
   return {
     wave: o.wave,
     patch: checkTemplate(patch, "--patch"),
     check: check === null ? null : checkTemplate(check, "--check"),
     health: health === null ? null : checkTemplate(health, "--health"),
+    via: via === null ? null : checkTemplate(via, "--via"),
     healthTimeoutMs: ms(o.healthTimeout, "--health-timeout", prev.healthTimeoutMs ?? 0),
     healthIntervalMs: ms(o.healthInterval, "--health-interval", prev.healthIntervalMs ?? 5000),
     concurrency,

@@ -60,6 +60,11 @@ export interface CommandRun {
    * deadline passes, even if this agent is stopped or dead (I11).
    */
   deadline?: DeadlineSource;
+  /**
+   * The command carries `arm MS` lines to a remote guard on its standard input (`--via`): after
+   * every renewal of `deadline`, the time left is written there.
+   */
+  armRemote?: boolean;
 }
 
 export interface CommandExit {
@@ -82,10 +87,11 @@ export const runShell: CommandRunner = async (o) => {
   if (o.signal.aborted) return { exitCode: null, signal: null, aborted: true };
   const out = o.outputFd ?? "ignore";
   const gated = o.beforeStart !== undefined;
+  const armed = o.armRemote === true && o.deadline !== undefined;
   const child = await GroupChild.start({
     command: { shell: o.command },
     env: o.env,
-    stdio: ["ignore", out, out],
+    stdio: [armed ? "pipe" : "ignore", out, out],
     gated,
     name: "quiesce-wave",
     deadline:
@@ -93,6 +99,13 @@ export const runShell: CommandRunner = async (o) => {
         ? { source: o.deadline, graceMs: o.graceMs }
         : undefined,
   });
+  const stdin = armed ? child.process.stdin : null;
+  stdin?.on("error", () => undefined); // the remote side went away; its guard keeps the deadline
+  const unarm = armed
+    ? o.deadline!.onRenewed(() => {
+        if (stdin?.writable) stdin.write(`arm ${Math.floor(o.deadline!.remainingMs())}\n`);
+      })
+    : () => undefined;
   // Set once we stop it (an abort, or a deadline that passed before the gate opened).
   const stop: { done: Promise<unknown> | null } = { done: null };
   const onAbort = (): void => {
@@ -120,6 +133,8 @@ export const runShell: CommandRunner = async (o) => {
     return { exitCode: exit.code, signal: exit.signal, aborted: stop.done !== null };
   } finally {
     o.signal.removeEventListener("abort", onAbort);
+    unarm();
+    stdin?.end();
     child.finish();
   }
 };

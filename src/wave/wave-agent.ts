@@ -91,6 +91,8 @@ export class WaveAgent {
       runner: opts.runner,
       graceMs: opts.graceMs,
       env: opts.env,
+      via: opts.via,
+      inProgressWaitMs: opts.leftoverWaitMs,
     });
     const journal = new Journal(leases.store, lease, {
       runtimeId: waveRuntimeId(writer.wave.name),

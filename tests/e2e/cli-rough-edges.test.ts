@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -55,8 +56,21 @@ test("`events --json | head -1` exits quietly: no EPIPE error", () => {
   const t = tempDir("quiesce-epipe-");
   try {
     const store = join(t.dir, "q.db");
+    // A store with far more events than a pipe holds (64 KiB), so the reader goes away while
+    // the writer still writes: made with one acquisition and SQL, not thousands of processes.
+    const made = spawnSync(
+      process.execPath,
+      [CLI, "lock", "acquire", "s0", "--ttl", "1m", "--owner-pid", "none", "--store", store],
+      { encoding: "utf8" },
+    );
+    assert.equal(made.status, 0, made.stderr);
+    const db = new Database(store);
+    db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+      INSERT INTO quiesce_events (at, kind, scope, token, host, pid, message)
+      SELECT 1700000000000 + i, 'lease.acquired', 's' || i, 1, 'h', 1,
+             'acquired with token 1 for 60000 ms, a message long enough to fill the pipe' FROM n`);
+    db.close();
     const script = [
-      `for i in $(seq 1 40); do "${process.execPath}" "${CLI}" lock acquire s$i --ttl 1m --owner-pid none --store "${store}" >/dev/null || exit 9; done`,
       `set -o pipefail 2>/dev/null || true`,
       `"${process.execPath}" "${CLI}" events --json --limit 1000 --store "${store}" 2>"${t.dir}/err" | head -c 100 >/dev/null`,
       `echo "status $?"`,

@@ -24,6 +24,7 @@ import { LiveBlock, progressLines } from "../wave-display.js";
 interface RunFlags extends TakeoverFlags {
   patch?: string;
   check?: string;
+  via?: string;
   health?: string;
   healthTimeout?: string;
   healthInterval?: string;
@@ -59,6 +60,10 @@ function runFlags(cmd: Command, resume: boolean): Command {
         .option(
           "--check <cmd>",
           "says whether a host is patched: exit 0 yes, 1 no, else unknown (reconciles a crash)",
+        )
+        .option(
+          "--via <cmd>",
+          "run patch, check and health on the host through this (e.g. 'ssh {host}'), each under a remote guard that stops it there by the host lease's deadline (needs bash on the host)",
         )
         .option(
           "--health <cmd>",
@@ -151,6 +156,7 @@ async function runAction(name: string, flags: RunFlags, resume: boolean): Promis
     ...(flags.patch !== undefined ? { patch: flags.patch } : {}),
     ...(flags.check !== undefined ? { check: flags.check } : {}),
     ...(flags.health !== undefined ? { health: flags.health } : {}),
+    ...(flags.via !== undefined ? { via: flags.via } : {}),
     ...(flags.healthTimeout !== undefined
       ? { healthTimeout: ms(flags.healthTimeout, "--health-timeout") }
       : {}),

@@ -120,10 +120,25 @@ describe("decideTakeover (I5, I6)", () => {
       expect: "refuse:death_unproven",
     },
     {
-      name: "with a command probe configured, its unknown blocks the grace rule",
+      name: "a command probe that cannot reach the owner (a partition): the grace rule applies",
       probes: [hb, probe("command", "unknown")],
-      lastSignAt: NOW - 10_000_000,
+      lastSignAt: NOW - TTL - 300_000,
       command: true,
+      expect: "take_over:remote_grace",
+    },
+    {
+      name: "a command probe that cannot reach the owner, grace not yet over: refused",
+      probes: [hb, probe("command", "unknown")],
+      lastSignAt: NOW - TTL - 299_000,
+      command: true,
+      expect: "refuse:death_unproven",
+    },
+    {
+      name: "a command probe that cannot reach the owner, grace disabled: refused",
+      probes: [hb, probe("command", "unknown")],
+      lastSignAt: 0,
+      command: true,
+      policy: { remoteGraceMs: null },
       expect: "refuse:death_unproven",
     },
     {
