@@ -31,8 +31,8 @@ export class MaintenanceWindow {
   /** Arms the deadline, then records DRAINING (unless the record has moved on already). */
   async enterDraining(o: DrainStart): Promise<void> {
     this.onDeadline = o.onDeadline;
+    // Not unref'd: a drain in progress keeps the process alive until it ends or its deadline.
     this.timer = setTimeout(() => this.forceDeadline(), o.timeoutMs);
-    this.timer.unref();
     if (this.keeper.state !== RuntimeState.RUNNING) return;
     await this.keeper.transition(
       RuntimeState.DRAINING,
