@@ -37,6 +37,11 @@ export const EventKind = {
   EffectQuarantined: "journal.effect_quarantined",
   /** Recovery settled an effect (lookup, replay, record); detail has how. */
   EffectRecovered: "journal.effect_recovered",
+  /**
+   * A lookup said a dispatched effect never landed, so it goes back to PLANNED and will be sent
+   * again (a wave host patched a second time): recorded, since the first dispatch did leave.
+   */
+  EffectRedispatch: "journal.effect_redispatch",
   /** A human resolved an effect (`quiesce runs resolve`). */
   EffectResolved: "journal.effect_resolved",
   /** An acknowledgement arrived for an effect already quarantined; detail has what it said. */

@@ -47,6 +47,8 @@ export interface PatchResult {
   via: "patch" | "check" | "resolved";
   /** The last line the command wrote, for the record. */
   output?: string;
+  /** Which dispatch of the patch this was; more than 1 after a lookup said one never landed. */
+  attempt?: number;
 }
 
 export function patchOutcome(result: unknown): { ok: boolean; why: string } {
@@ -54,7 +56,14 @@ export function patchOutcome(result: unknown): { ok: boolean; why: string } {
     return { ok: true, why: "resolved as patched by an operator" };
   const r = result as Partial<PatchResult>;
   if (r.via === "check") return { ok: true, why: "the --check command says it is patched" };
-  if (r.exitCode === 0) return { ok: true, why: "the patch command exited 0" };
+  if (r.exitCode === 0)
+    return {
+      ok: true,
+      why:
+        (r.attempt ?? 1) > 1
+          ? `the patch command exited 0 (dispatch ${r.attempt}: the --check command said an earlier one had not landed)`
+          : "the patch command exited 0",
+    };
   if (typeof r.exitCode === "number")
     return {
       ok: false,

@@ -188,7 +188,18 @@ async function applyAnswer(
   for (const to of out.steps) {
     const patch: EffectPatch = {};
     if (answer.status !== "absent" && answer.requestId !== null) patch.requestId = answer.requestId;
-    if (to === EffectState.PLANNED) Object.assign(patch, { requestId: null, result: null });
+    if (to === EffectState.PLANNED) {
+      Object.assign(patch, { requestId: null, result: null });
+      await run.host
+        .recordEvent(
+          run.event(
+            EventKind.EffectRedispatch,
+            `effect ${key} of run ${run.id} was dispatched (attempt ${e.attempt}) but the provider's lookup says it never landed: it will be sent again`,
+            { key, attempt: e.attempt, requestId: e.requestId },
+          ),
+        )
+        .catch(() => undefined);
+    }
     if (to === EffectState.OBSERVED && answer.status === "observed")
       patch.result = toJsonText(answer.result);
     if (to === EffectState.NEEDS_REVIEW) {

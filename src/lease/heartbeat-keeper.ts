@@ -72,6 +72,7 @@ export class HeartbeatKeeper implements KeeperHooks {
   private readonly renewTimer = new WakeTimer(() => void this.tick());
   private readonly deadlineTimer = new WakeTimer(() => this.enforceDeadlines());
   private inFlight = false;
+  private inFlightSince = 0;
   private stopped = false;
   /** Consecutive failed attempts, and when the first of them started (for the event). */
   private failures = 0;
@@ -91,6 +92,14 @@ export class HeartbeatKeeper implements KeeperHooks {
 
   get size(): number {
     return this.leases.size;
+  }
+
+  /**
+   * The store is unreachable as far as we know: the last renewal attempt failed, or the one in
+   * flight has had no answer for over a second (a partition answers nothing at all).
+   */
+  get failing(): boolean {
+    return this.failures > 0 || (this.inFlight && readClock().mono - this.inFlightSince > 1000);
   }
 
   /**
@@ -196,6 +205,7 @@ export class HeartbeatKeeper implements KeeperHooks {
       return;
     }
     this.inFlight = true;
+    this.inFlightSince = start.mono;
     try {
       const { refused } = await this.store.leases.renew(
         batch.map((l) => ({ scope: l.scope, token: l.token, ttlMs: l.timing.ttlMs })),

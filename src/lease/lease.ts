@@ -22,6 +22,32 @@ export interface KeeperHooks {
   untrack(lease: Lease): void;
 }
 
+/** How long the release of a lease already lost may take. */
+const LOST_RELEASE_MS = 500;
+
+async function withinOrThrow<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new QuiesceError(
+                ErrorCode.STORE_UNAVAILABLE,
+                `the store did not answer the release within ${ms} ms; the lease expires on its own`,
+              ),
+            ),
+          ms,
+        );
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * A held lease. `signal` aborts the moment the lease is lost: a renewal refused, or no
  * successful renewal by the local deadline (I4). Code about to start a side effect asks
@@ -245,7 +271,7 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     const o = this.record.owner;
     // If the store cannot be reached this throws and the lease stays unreleased (it will
     // expire); the caller may try again.
-    const r = await this.store.leases.release({
+    const releasing = this.store.leases.release({
       scope: this.scope,
       token: this.token,
       runId: this.runId,
@@ -253,6 +279,10 @@ export class Lease implements AsyncDisposable, DeadlineSource {
       pid: o.pid,
       reason,
     });
+    // A lost lease's release only puts the refusal on record: when the store is what cut us
+    // off, waiting for its timeouts would only delay the exit past the grace.
+    const r =
+      this.lossReason === null ? await releasing : await withinOrThrow(releasing, LOST_RELEASE_MS);
     this.released = true;
     if (!this.signal.aborted) {
       // Every normal release aborts the signal; skip the stack trace (it would be this line).

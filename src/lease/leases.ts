@@ -15,6 +15,7 @@ import { waitForRespected } from "./respect.js";
 import { type AlertEmitter, TakeoverProcedure } from "./takeover.js";
 import { type AcquireOptions, resolveAcquire, type ResolvedAcquire } from "./acquire-options.js";
 import { readClock } from "../process/clock.js";
+import type { ClockReading } from "../domain/self-fencing.js";
 import { HeartbeatKeeper, type KeeperEvents } from "./heartbeat-keeper.js";
 import { EventOutbox } from "./event-outbox.js";
 import { recordFenceRefusal } from "./fence-events.js";
@@ -142,14 +143,16 @@ export class Leases implements AsyncDisposable {
     const takeover = (options.takeover ?? this.takeoverConfig.auto) ? this.defaultTakeover() : null;
     const attempt = async (
       ticket: number | null,
-    ): Promise<{ lease: LeaseRecord } | { decision: TakeoverDecision } | null> => {
+    ): Promise<
+      { lease: LeaseRecord; start: ClockReading } | { decision: TakeoverDecision } | null
+    > => {
       const t = await takeover!.attempt({
         scope,
         owner: req.owner,
         ttlMs: req.timing.ttlMs,
         ticket,
       });
-      if (t.outcome === "taken") return { lease: t.lease };
+      if (t.outcome === "taken") return { lease: t.lease, start: t.start };
       if (t.outcome === "refused") return { decision: t.decision };
       return null;
     };
@@ -175,7 +178,7 @@ export class Leases implements AsyncDisposable {
     let firstRefusal: WaitRefused = first;
     if (first.reason === "expired" && takeover) {
       const t = await attempt(null);
-      if (t && "lease" in t) return { ok: true, lease: this.adopt(t.lease, req, start) };
+      if (t && "lease" in t) return { ok: true, lease: this.adopt(t.lease, req, t.start) };
       if (t) firstRefusal = { ...first, decision: t.decision };
     }
     if (req.waitMs === 0) return refusal(scope, firstRefusal);
@@ -297,14 +300,17 @@ export class Leases implements AsyncDisposable {
       await l.release(reason).catch((e: unknown) => errors.push(e));
     }
     this.held.clear();
+    // Renewals were failing: the store is unreachable, and waiting for it would only hold the
+    // exit past the grace (a partitioned agent must go within it, not after store timeouts).
+    const storeDown = this.keeper.failing;
     this.keeper.stop();
     // A loss noticed just before exit (exit 76) must not die with the process: wait a little
     // for the store, then leave what is still unwritten in the spool for the next process.
-    await this.outbox.flush();
+    await this.outbox.flush(storeDown ? 0 : 2000);
     this.outbox.close();
     // A store cut off by a partition would hold the exit for its query timeouts (15 s on
     // PostgreSQL): there is nothing left to say to it, so stop waiting after a moment.
-    await within(this.store.close(), STORE_CLOSE_MS);
+    await within(this.store.close(), storeDown ? 200 : STORE_CLOSE_MS);
     if (errors.length > 0) throw errors[0];
   }
 

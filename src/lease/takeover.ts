@@ -1,3 +1,5 @@
+import { readClock } from "../process/clock.js";
+import type { ClockReading } from "../domain/self-fencing.js";
 import type { Alert } from "../domain/alert.js";
 import { EventKind } from "../domain/event.js";
 import type { LeaseOwner, LeaseRecord } from "../domain/lease.js";
@@ -23,7 +25,17 @@ export interface TakeoverSettings {
 
 export type TakeoverAttempt =
   | { outcome: "free"; now: number }
-  | { outcome: "taken"; lease: LeaseRecord; decision: TakeoverDecision; now: number }
+  | {
+      outcome: "taken";
+      lease: LeaseRecord;
+      decision: TakeoverDecision;
+      now: number;
+      /**
+       * Our clocks just before the compare-and-swap: the new lease's validity window starts
+       * here, not before the probes (which may take longer than the TTL).
+       */
+      start: ClockReading;
+    }
   | { outcome: "would_take_over"; stale: LeaseRecord; decision: TakeoverDecision; now: number }
   | { outcome: "refused"; stale: LeaseRecord; decision: TakeoverDecision; now: number }
   | { outcome: "lost_race"; current: LeaseRecord | null; now: number }
@@ -80,6 +92,7 @@ export class TakeoverProcedure {
       if (decision.reason !== "not_expired") await this.logRefusal(stale, decision, req.owner);
       return { outcome: "refused", stale, decision, now };
     }
+    const start = readClock();
     const r = await this.store.leases.takeOver({
       scope: req.scope,
       staleToken: stale.token,
@@ -113,7 +126,7 @@ export class TakeoverProcedure {
       at: new Date(r.now).toISOString(),
       detail: { previous: stale, decision, newOwner: req.owner },
     });
-    return { outcome: "taken", lease: r.lease, decision, now: r.now };
+    return { outcome: "taken", lease: r.lease, decision, now: r.now, start };
   }
 
   private async logRefusal(

@@ -19,7 +19,11 @@ export type WaitResult =
 export type OnExpired = (
   holder: LeaseRecord,
   ticket: number,
-) => Promise<{ lease: LeaseRecord } | { decision: TakeoverDecision } | null>;
+) => Promise<
+  | { lease: LeaseRecord; start: ReturnType<typeof readClock> }
+  | { decision: TakeoverDecision }
+  | null
+>;
 
 /**
  * `--wait`: take a ticket, then poll read-only until the scope is free and no live waiter is

@@ -114,6 +114,7 @@ export class PatchProvider implements Provider {
       exitCode: exit.exitCode,
       via: "patch",
       ...(exit.lastLine ? { output: exit.lastLine } : {}),
+      ...(req.attempt > 1 ? { attempt: req.attempt } : {}),
     };
     this.results.set(req.key, result);
     return { requestId: `pid ${pid}`, result };

@@ -2,11 +2,14 @@ import net from "node:net";
 
 /**
  * A loopback TCP proxy in front of PostgreSQL that a test can cut: `cut()` drops every open
- * connection and refuses new ones (the store "goes away"); `restore()` lets them through again.
+ * connection and refuses new ones (the store "goes away"); `stall()` is a partition instead:
+ * connections stay open but nothing gets through, old or new, so every request hangs until
+ * the client's own timeouts; `restore()` lets them through again.
  */
 export interface TcpProxy {
   port: number;
   cut(): void;
+  stall(): void;
   restore(): void;
   close(): Promise<void>;
 }
@@ -17,9 +20,18 @@ export async function startTcpProxy(
 ): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   let open = true;
+  let stalled = false;
   const server = net.createServer((client) => {
     if (!open) {
       client.destroy();
+      return;
+    }
+    if (stalled) {
+      // Accepted, never answered: what a client sees of a server behind a partition.
+      sockets.add(client);
+      client.on("close", () => sockets.delete(client));
+      client.on("error", () => undefined);
+      client.pause();
       return;
     }
     const upstream = net.connect(targetPort, targetHost);
@@ -28,8 +40,13 @@ export async function startTcpProxy(
       s.on("close", () => sockets.delete(s));
       s.on("error", () => undefined);
     }
-    client.pipe(upstream);
-    upstream.pipe(client);
+    // Forwarding by hand, so that a stall can drop what arrives instead of passing it on.
+    client.on("data", (d: Buffer) => {
+      if (!stalled) upstream.write(d);
+    });
+    upstream.on("data", (d: Buffer) => {
+      if (!stalled) client.write(d);
+    });
     client.on("close", () => upstream.destroy());
     upstream.on("close", () => client.destroy());
   });
@@ -41,8 +58,12 @@ export async function startTcpProxy(
       open = false;
       for (const s of sockets) s.destroy();
     },
+    stall() {
+      stalled = true;
+    },
     restore() {
       open = true;
+      stalled = false;
     },
     close() {
       for (const s of sockets) s.destroy();

@@ -37,6 +37,12 @@ export interface Fleet {
   checkCommand: string;
   /** `--probe`: proof of death over ssh on the owner's host. */
   probeCommand: string;
+  /** `--via`: the ssh prefix that runs a command on a target (under quiesce's remote guard). */
+  via: string;
+  /** `--patch` with `--via`: the target's patch script, run on the target itself. */
+  remotePatch(seconds?: number): string;
+  /** `--check` with `--via`. */
+  remoteCheck: string;
   /** Starts `quiesce ARGS` on a control host (optionally under `faketime -f OFFSET`). */
   startOn(host: ControlHost, args: readonly string[], o?: { faketime?: string }): CliProcess;
   /** Takes a host's only link down (a partition: the host runs on, unreachable) or up. */
@@ -109,6 +115,10 @@ export async function makeFleet(o: { patchSeconds?: number } = {}): Promise<Flee
         `${ssh} {host} ${scripts.patch} {host} $QUIESCE_FENCING_TOKEN${seconds === undefined ? "" : ` ${seconds}`}`,
       checkCommand: `${ssh} {host} ${scripts.check} {host}`,
       probeCommand: `${ssh} {host} kill -0 {pid}`,
+      via: `${ssh} {host}`,
+      remotePatch: (seconds) =>
+        `${scripts.patch} {host} "$QUIESCE_FENCING_TOKEN"${seconds === undefined ? "" : ` ${seconds}`}`,
+      remoteCheck: `${scripts.check} {host}`,
       startOn(host, args, opts = {}) {
         const time = opts.faketime ? ["faketime", "-f", opts.faketime] : [];
         return startProcess(
