@@ -48,7 +48,10 @@ describe("fleet: a replica partitioned mid-patch", { skip }, () => {
     const fencedAfterMs = Date.now() - cutAt;
     assert.equal(fenced.code, 76, explain(fenced));
     // It stops within its TTL and grace (and the store's close), not after store timeouts.
-    assert.ok(fencedAfterMs < 3000 + 1000 + 6000, `ctl-a exited ${fencedAfterMs} ms after the cut: ${explain(fenced)}`);
+    assert.ok(
+      fencedAfterMs < 3000 + 1000 + 6000,
+      `ctl-a exited ${fencedAfterMs} ms after the cut: ${explain(fenced)}`,
+    );
 
     const r = await b.done;
     assert.equal(r.code, 0, explain(r));
@@ -58,7 +61,7 @@ describe("fleet: a replica partitioned mid-patch", { skip }, () => {
     const all = verdicts
       .map(
         (v) =>
-          `${v.host}: ${v.patches.map((p) => `[${p.token} ${p.start}-${p.end ?? "cut"}]`).join(" ")}`,
+          `${v.host}: ${v.patches.map((p) => `[${p.token} ${p.start}-${p.end ?? (p.stopped ? `stopped ${p.stopped}` : "?")}]`).join(" ")}`,
       )
       .join("\n");
     for (const v of verdicts) {
@@ -66,10 +69,14 @@ describe("fleet: a replica partitioned mid-patch", { skip }, () => {
       assert.deepEqual(v.misdirected, [], all);
       assert.equal(v.finished, 1, `${v.host} finished ${v.finished} patches:\n${all}`);
     }
-    // t1 and t2 were cut off on the targets (started twice, finished once); the rest once.
+    // t1 and t2 were stopped on the targets by their remote guards (started twice, the first
+    // stopped before the second began); the rest ran once.
     for (const h of TARGET_HOSTS) {
       const v = verdicts.find((x) => x.host === h)!;
-      assert.equal(v.started, h === "t1" || h === "t2" ? 2 : 1, `${h}:\n${all}`);
+      const cutOff = h === "t1" || h === "t2";
+      assert.equal(v.started, cutOff ? 2 : 1, `${h}:\n${all}`);
+      if (cutOff)
+        assert.ok(v.patches[0]!.stopped !== null, `${h}'s first patch was stopped:\n${all}`);
     }
     const taken = (await events(fleet.storeUrl, "wave:w")).filter(
       (e) => e.kind === "lease.taken_over",

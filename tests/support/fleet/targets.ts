@@ -29,6 +29,8 @@ me=$(hostname)
 [ "$1" = "$me" ] || { echo "a patch for $1 reached $me" >&2; exit 9; }
 rec=${hosts}/$me/record
 echo "start $(date +%s%3N) $me $2" >> "$rec"
+# Stopped (TERM): its last act is this line, so the record says when it stopped acting.
+trap 'echo "stop $(date +%s%3N) $me $2" >> "$rec"; exit 143' TERM
 sleep "\${3:-${patchSeconds}}"
 echo "end $(date +%s%3N) $me $2" >> "$rec"
 echo "patched $me under token $2"
@@ -49,12 +51,16 @@ exit 1
   return { patch, check, recordOf: (h) => join(hosts, h, "record") };
 }
 
-/** One patch as the target recorded it; `end` is null while it runs (or if it was killed). */
+/**
+ * One patch as the target recorded it; `end` is null while it runs or if it was stopped:
+ * `stopped` says when a TERM ended it (its last act), null if it was not (or was KILLed).
+ */
 export interface RecordedPatch {
   host: string;
   token: number;
   start: number;
   end: number | null;
+  stopped: number | null;
 }
 
 export function readRecord(file: string): RecordedPatch[] {
@@ -63,11 +69,20 @@ export function readRecord(file: string): RecordedPatch[] {
   for (const line of readFileSync(file, "utf8").split("\n").filter(Boolean)) {
     const [kind, at, host, token] = line.split(" ");
     if (kind === "start")
-      patches.push({ host: host!, token: Number(token), start: Number(at), end: null });
+      patches.push({
+        host: host!,
+        token: Number(token),
+        start: Number(at),
+        end: null,
+        stopped: null,
+      });
     else {
-      // The earliest open patch of this token ends here.
-      const open = patches.find((p) => p.end === null && p.token === Number(token));
-      if (open) open.end = Number(at);
+      // The earliest open patch of this token ends (or was stopped) here.
+      const open = patches.find(
+        (p) => p.end === null && p.stopped === null && p.token === Number(token),
+      );
+      if (open && kind === "end") open.end = Number(at);
+      if (open && kind === "stop") open.stopped = Number(at);
     }
   }
   return patches;
@@ -79,7 +94,8 @@ export interface TargetVerdict {
   patches: RecordedPatch[];
   started: number;
   finished: number;
-  /** Pairs of patches whose time spans intersect (an unfinished one lasts until now). */
+  /** Pairs of patches whose time spans intersect (one neither finished nor stopped lasts
+   * until now). */
   overlaps: [RecordedPatch, RecordedPatch][];
   /** Patches recorded under another hostname than the target's own. */
   misdirected: RecordedPatch[];
@@ -92,7 +108,9 @@ export function judgeTarget(host: TargetHost, file: string, now = Date.now()): T
     for (let j = i + 1; j < patches.length; j++) {
       const a = patches[i]!;
       const b = patches[j]!;
-      if (a.start < (b.end ?? now) && b.start < (a.end ?? now)) overlaps.push([a, b]);
+      const endA = a.end ?? a.stopped ?? now;
+      const endB = b.end ?? b.stopped ?? now;
+      if (a.start < endB && b.start < endA) overlaps.push([a, b]);
     }
   return {
     host,
