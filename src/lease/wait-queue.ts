@@ -98,7 +98,8 @@ export async function waitInQueue(
               const t = await onExpired(p.holder, ticket);
               if (t && "lease" in t) {
                 won = true;
-                return { ok: true, lease: t.lease, start };
+                // The window starts at the compare-and-swap, not before the probes.
+                return { ok: true, lease: t.lease, start: t.start };
               }
               if (t) last.decision = t.decision;
             }

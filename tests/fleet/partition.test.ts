@@ -54,7 +54,16 @@ describe("fleet: a replica partitioned mid-patch", { skip }, () => {
     );
 
     const r = await b.done;
-    assert.equal(r.code, 0, explain(r));
+    if (r.code !== 0) {
+      const log = (await events(fleet.storeUrl))
+        .filter((e) => e.scope === "wave:w" || e.kind.startsWith("lease."))
+        .map(
+          (e) =>
+            `${(e as unknown as { at: string }).at} ${e.kind} ${e.scope} #${e.token} ${e.message}`,
+        )
+        .join("\n");
+      assert.fail(`${explain(r)}\n--- events\n${log}`);
+    }
     assert.match(r.stdout, /wave w completed: 6 succeeded, 0 failed/);
 
     const verdicts = fleet.judge();
