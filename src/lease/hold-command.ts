@@ -6,7 +6,7 @@ import type { ChildExit, GroupChild } from "../process/child-runner.js";
 import { isZombie } from "../process/signals.js";
 import { onStopSignals } from "../process/stop-signals.js";
 import type { Lease } from "./lease.js";
-import type { SuperviseResult } from "./supervise-command.js";
+import type { SuperviseResult } from "./supervise-result.js";
 
 export interface HoldOptions {
   graceMs: number;

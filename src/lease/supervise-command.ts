@@ -7,8 +7,11 @@ import { STOP_SIGNALS } from "../process/stop-signals.js";
 import { newRunId, type AcquireOptions } from "./acquire-options.js";
 import { holdCommand } from "./hold-command.js";
 import type { Lease } from "./lease.js";
-import type { Leases, Refusal } from "./leases.js";
+import type { Leases } from "./leases.js";
+import type { SuperviseResult } from "./supervise-result.js";
 import { resolveExecutable } from "./resolve-command.js";
+
+export type { SuperviseResult } from "./supervise-result.js";
 
 export interface SuperviseOptions {
   scope: string;
@@ -27,24 +30,6 @@ export interface SuperviseOptions {
   /** Status lines for the user ("waiting for ...", "lease lost ..."). */
   onMessage?: (line: string) => void;
 }
-
-export type SuperviseResult =
-  | { outcome: "not_acquired"; exitCode: 75; refusal: Refusal }
-  | { outcome: "interrupted"; exitCode: number; signal: NodeJS.Signals }
-  | {
-      outcome: "completed";
-      exitCode: number;
-      runId: string;
-      token: number;
-      released: boolean;
-      /** The lease lapsed after the command had ended (recorded, not a loss). */
-      lapsedAfterExit?: boolean;
-      /** Processes the command left in its group that were stopped before the release. */
-      leftoversStopped?: number;
-    }
-  | { outcome: "lease_lost"; exitCode: 76; runId: string; token: number; reason: string }
-  | { outcome: "spawn_failed"; exitCode: 126 | 127; runId: string; token: number; error: string }
-  | { outcome: "internal_error"; exitCode: 1; runId: string; token: number; error: string };
 
 /**
  * `quiesce run`: hold a lease on `scope` for exactly as long as `command` runs (I11).
