@@ -268,11 +268,15 @@ await eachBackend("takeover with proof of death (I5, I6)", (b) => {
         "1ms",
         ...s,
       ]);
-      assert.match(
-        unknown.stdout,
-        /refuse \(death unproven\)/,
-        "a configured probe that cannot decide blocks the grace rule",
-      );
+      // A probe that cannot reach the owner (a partition) leaves it to the remote grace.
+      assert.match(unknown.stdout, /take over \(remote grace\)/);
+      assert.match(unknown.stdout, /no probe could reach it: presumed dead by policy/);
+      const unknownWaiting = await cli([
+        ...["lock", "takeover", "r", "--dry-run", "--probe", "exit 3"],
+        ...["--remote-grace", "1h", ...s],
+      ]);
+      assert.match(unknownWaiting.stdout, /refuse \(death unproven\)/);
+      assert.match(unknownWaiting.stdout, /the probe could not decide|presumed dead after/);
       const waiting = await cli([
         "lock",
         "takeover",
