@@ -63,6 +63,18 @@ function redactUserinfo(base: string): string {
 
 const INT8 = 20;
 
+/** What every connection of ours is opened with (the pool's and the LISTEN connection). */
+export function clientConfig(target: PgTarget): pg.ClientConfig {
+  return {
+    connectionString: target.connectionString,
+    connectionTimeoutMillis: 5_000,
+    query_timeout: 15_000,
+    // Names the agent in pg_stat_activity, so an operator (or a test) can find its sessions.
+    application_name: `quiesce ${hostname()}:${process.pid}`.slice(0, 63),
+    options: `-c search_path=${target.schema}`,
+  };
+}
+
 /**
  * A small pool: the heartbeat keeper must get a connection even while other queries run.
  * bigint columns (tokens, epoch ms) are parsed to numbers: they stay far below 2^53.
@@ -72,14 +84,9 @@ const INT8 = 20;
  */
 export function createPool(target: PgTarget): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: target.connectionString,
+    ...clientConfig(target),
     max: 4,
     idleTimeoutMillis: 10_000,
-    connectionTimeoutMillis: 5_000,
-    query_timeout: 15_000,
-    // Names the agent in pg_stat_activity, so an operator (or a test) can find its sessions.
-    application_name: `quiesce ${hostname()}:${process.pid}`.slice(0, 63),
-    options: `-c search_path=${target.schema}`,
     types: {
       getTypeParser: ((oid: number, format?: "text" | "binary"): unknown =>
         oid === INT8
