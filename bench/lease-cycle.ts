@@ -14,6 +14,7 @@ import { benchDir, dropPgSchema, pgUnreachable } from "./lib/bench-env.js";
 import { note, verdicts } from "./lib/report.js";
 import { writeResults } from "./lib/results.js";
 import { measureFairness, printFairness } from "./lease-cycle/fairness.js";
+import { measureAdvisoryHandoff, type HandoffReference } from "./lease-cycle/advisory-handoff.js";
 import { printHeartbeat } from "./lease-cycle/heartbeat-report.js";
 import { measureHeartbeat } from "./lease-cycle/heartbeat.js";
 import { targetFor } from "./lease-cycle/subjects.js";
@@ -25,6 +26,7 @@ const startedAt = new Date();
 const { dir, cleanup } = benchDir();
 const results: Partial<Record<BackendName, Record<string, unknown>>> = {};
 const skipped: Record<string, string> = {};
+let reference: HandoffReference | null = null;
 
 async function runBackend(b: BackendName): Promise<void> {
   const out: Record<string, unknown> = {};
@@ -36,7 +38,8 @@ async function runBackend(b: BackendName): Promise<void> {
     out.throughput = r;
   }
   if (args.sections.includes("fairness")) {
-    const r = await measureFairness(targetFor(b, dir, args.pgUrl, "fairness.db"), s * 2);
+    reference ??= await measureAdvisoryHandoff(args.pgUrl);
+    const r = await measureFairness(targetFor(b, dir, args.pgUrl, "fairness.db"), s * 2, reference);
     printFairness(r);
     out.fairness = r;
   }

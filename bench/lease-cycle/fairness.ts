@@ -4,6 +4,7 @@ import { fmt, judge, note, table } from "../lib/report.js";
 import { epochMs } from "../lib/timed-loop.js";
 import type { Acquisition, ContenderMessage, ParentMessage } from "./contender.js";
 import { openTarget, type Target } from "./subjects.js";
+import type { HandoffReference } from "./advisory-handoff.js";
 
 const CONTENDERS = 4;
 const HOLD_MS = 5;
@@ -25,13 +26,21 @@ export interface FairnessResult {
   maxOverMean: number;
   /** Time the scope sat free between a release and the next acquisition. */
   meanIdleGapMs: number;
+  p50IdleGapMs: number;
+  p90IdleGapMs: number;
+  /** pg_advisory_lock's handoff in the same run (the reference), if PostgreSQL is reachable. */
+  reference: HandoffReference | null;
   perProcess: Record<string, number>;
   refused: number;
   errors: string[];
 }
 
 /** 4 processes contend for one scope with `--wait` semantics for `seconds`. */
-export async function measureFairness(t: Target, seconds: number): Promise<FairnessResult> {
+export async function measureFairness(
+  t: Target,
+  seconds: number,
+  reference: HandoffReference | null,
+): Promise<FairnessResult> {
   await (await openTarget(t)).close(); // schema in place before the children race to create it
   const children = Array.from({ length: CONTENDERS }, () =>
     fork(CONTENDER, [t.url, SCOPE, String(HOLD_MS)], {
@@ -61,21 +70,27 @@ export async function measureFairness(t: Target, seconds: number): Promise<Fairn
   const go: ParentMessage = { type: "go", startAt, endAt: startAt + seconds * 1000 };
   for (const c of children) c.send(go);
   const results = await Promise.all(done);
-  return analyse(t.backend, seconds, results);
+  return { ...analyse(t.backend, seconds, results), reference };
 }
 
 function analyse(
   backend: string,
   seconds: number,
   results: Extract<ContenderMessage, { type: "done" }>[],
-): FairnessResult {
+): Omit<FairnessResult, "reference"> {
   const log: Acquisition[] = results.flatMap((r) => r.log).sort((a, b) => a.token - b.token);
   let handoffs = 0;
   let gaps = 0;
+  const gapList: number[] = [];
   for (let i = 1; i < log.length; i++) {
     if (log[i]!.pid !== log[i - 1]!.pid) handoffs++;
-    gaps += log[i]!.acquiredAt - log[i - 1]!.releasedAt;
+    const gap = log[i]!.acquiredAt - log[i - 1]!.releasedAt;
+    gaps += gap;
+    gapList.push(gap);
   }
+  gapList.sort((a, b) => a - b);
+  const gapAt = (q: number) =>
+    gapList[Math.min(gapList.length - 1, Math.floor(q * gapList.length))] ?? NaN;
   const waits = log.map((a) => a.acquiredAt - a.waitStart).sort((a, b) => a - b);
   const mean = waits.reduce((s, w) => s + w, 0) / waits.length;
   const at = (q: number) => waits[Math.min(waits.length - 1, Math.floor(q * waits.length))] ?? NaN;
@@ -97,6 +112,8 @@ function analyse(
     maxWaitMs: max,
     maxOverMean: max / mean,
     meanIdleGapMs: gaps / Math.max(1, log.length - 1),
+    p50IdleGapMs: gapAt(0.5),
+    p90IdleGapMs: gapAt(0.9),
     perProcess,
     refused: results.reduce((s, r) => s + r.refused, 0),
     errors: results.flatMap((r) => (r.error ? [r.error] : [])),
@@ -111,7 +128,19 @@ export function printFairness(r: FairnessResult): void {
     ["", "ours", "baseline", "target", ""],
     [
       ["acquisitions", fmt(r.acquisitions), "", "", ""],
-      ["acquisitions/s", fmt(r.perSec, 1), `${fmt(ideal)} (hold time only)`, "", ""],
+      [
+        "acquisitions/s",
+        fmt(r.perSec, 1),
+        `${fmt(ideal)} (hold time only)`,
+        `>= ${fmt(0.7 * ideal)} (0.7x)`,
+        judge(
+          "fairness",
+          r.backend,
+          "acquisitions/s >= 0.7x hold-time bound",
+          r.perSec / ideal,
+          r.perSec >= 0.7 * ideal,
+        ),
+      ],
       [
         "handoffs (next holder is another process)",
         `${fmt(r.handoffPct, 1)} %`,
@@ -128,7 +157,26 @@ export function printFairness(r: FairnessResult): void {
         "<= 3x mean",
         judge("fairness", r.backend, "max wait <= 3x mean", r.maxOverMean, r.maxOverMean <= 3),
       ],
-      ["scope idle between holders (mean)", `${fmt(r.meanIdleGapMs, 1)} ms`, "0", "", ""],
+      [
+        "scope idle between holders, median",
+        `${fmt(r.p50IdleGapMs, 2)} ms`,
+        r.reference ? `${fmt(r.reference.p50Ms, 2)} ms (pg_advisory_lock)` : "-",
+        "<= 5 ms",
+        judge(
+          "fairness",
+          r.backend,
+          "idle gap median <= 5 ms",
+          r.p50IdleGapMs,
+          r.p50IdleGapMs <= 5,
+        ),
+      ],
+      [
+        "scope idle between holders, p90 / mean",
+        `${fmt(r.p90IdleGapMs, 2)} / ${fmt(r.meanIdleGapMs, 2)} ms`,
+        r.reference ? `${fmt(r.reference.p90Ms, 2)} ms p90` : "-",
+        "",
+        "",
+      ],
     ],
   );
   note(

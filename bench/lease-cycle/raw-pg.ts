@@ -1,6 +1,8 @@
 import pg from "pg";
 import * as lib from "../../src/store/postgres/pg-statements.js";
 import type { LeaseOwner } from "../../src/domain/lease.js";
+import { formatDuration } from "../../src/domain/duration.js";
+import { wakeChannel } from "../../src/store/postgres/pg-wakeups.js";
 
 /**
  * The baseline: the PostgreSQL backend's ACQUIRE and RELEASE statements, copied from
@@ -41,7 +43,7 @@ deq AS (
 ev AS (
   INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
   SELECT clock.now, 'lease.acquired', acq.scope, acq.token, acq.run_id, acq.host, acq.pid,
-         'acquired with token ' || acq.token || ' for ' || acq.ttl_ms || ' ms', $14::jsonb
+         'acquired with token ' || acq.token || ' for ' || $15::text, $14::jsonb
     FROM acq, clock
 )
 SELECT ${leaseColumns("acq")}, quiesce_ms(clock.now) AS now FROM acq, clock`;
@@ -64,7 +66,9 @@ ev AS (
          jsonb_build_object('reason', $6::text)
     FROM rel, clock
 )
-SELECT count(*)::int AS n FROM rel`;
+SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (
+  SELECT pg_notify($7::text, rel.scope)
+   WHERE EXISTS (SELECT 1 FROM quiesce_waiters w WHERE w.scope = rel.scope)) AS wake ON true`;
 
 export interface RawPg {
   cycle: () => Promise<void>;
@@ -116,6 +120,7 @@ export async function openRawPg(
           o.note,
           ttlMs,
           detail,
+          formatDuration(ttlMs),
         ],
       });
       const token = acq.rows[0]?.token;
@@ -123,7 +128,7 @@ export async function openRawPg(
       const rel = await client.query<{ n: number }>({
         name: prepared ? "bench_release" : undefined,
         text: RELEASE,
-        values: [scope, token, o.runId, o.host, o.pid, "bench"],
+        values: [scope, token, o.runId, o.host, o.pid, "bench", wakeChannel(schema)],
       });
       if (rel.rows[0]?.n !== 1) throw new Error("raw release refused");
     },

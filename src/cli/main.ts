@@ -3,23 +3,10 @@ import { isQuiesceError, QuiesceError } from "../domain/errors.js";
 import { setFatalFallback } from "../process/stop-signals.js";
 import { Exit, exitCodeFor, usageErrorHandler } from "./exit-codes.js";
 import { handleClosedStdout } from "./stdout-pipe.js";
-import { registerEvents } from "./commands/events.js";
-import { registerLock } from "./commands/lock.js";
-import { registerRun } from "./commands/run.js";
-import { registerState } from "./commands/state.js";
-import { registerStore } from "./commands/store.js";
-import { registerCheck } from "./commands/check.js";
-import { registerIncident } from "./commands/incident.js";
-import { registerRuns } from "./commands/runs.js";
-import { registerMaintenance } from "./commands/maintenance.js";
-import { registerDrill } from "./commands/drill.js";
-import { registerWave } from "./commands/wave.js";
-import { registerAudit } from "./commands/audit.js";
-import { registerServe } from "./commands/serve.js";
+import { VERSION } from "./version.js";
+import { COMMANDS, requestedCommand } from "./command-table.js";
 
-const VERSION = "0.1.0";
-
-function buildProgram(): Command {
+async function buildProgram(): Promise<Command> {
   const program = new Command("quiesce")
     .version(VERSION)
     .description(
@@ -32,19 +19,9 @@ function buildProgram(): Command {
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({ writeErr: () => undefined }); // we print commander's errors ourselves
-  registerRun(program);
-  registerLock(program);
-  registerState(program);
-  registerEvents(program);
-  registerStore(program);
-  registerCheck(program);
-  registerIncident(program);
-  registerRuns(program);
-  registerMaintenance(program);
-  registerDrill(program);
-  registerWave(program);
-  registerAudit(program);
-  registerServe(program);
+  const wanted = requestedCommand(process.argv.slice(2));
+  for (const [name, register] of Object.entries(COMMANDS))
+    if (wanted === null || wanted === name) await register(program);
   program.addHelpText(
     "after",
     "\nStore: --store PATH | sqlite:PATH | postgres://... , or QUIESCE_STORE; default " +
@@ -88,7 +65,7 @@ function fail(message: string, code: number, error?: unknown): never {
 
 async function main(): Promise<void> {
   handleClosedStdout();
-  const program = buildProgram();
+  const program = await buildProgram();
   try {
     await program.parseAsync(process.argv);
   } catch (e) {

@@ -9,6 +9,11 @@ import { retryTransient } from "./store-retry.js";
 /** A waiter that stops refreshing its ticket (it died) drops out of line after this long. */
 const TICKET_TTL_MS = 3000;
 const PROGRESS_EVERY_MS = 1000;
+/**
+ * With wake-ups live, the poll is only a safety net for a lost hint: this slow. (Without them,
+ * e.g. a LISTEN connection that dropped, the waiter polls at `pollMs`.)
+ */
+export const SAFETY_POLL_MS = 500;
 
 type Refused = Extract<AcquireOutcome, { ok: false }>;
 export type WaitRefused = Refused & { decision?: TakeoverDecision };
@@ -26,8 +31,10 @@ export type OnExpired = (
 >;
 
 /**
- * `--wait`: take a ticket, then poll read-only until the scope is free and no live waiter is
- * ahead, and only then try the (writing) acquisition. SQLite's busy handler alone is unfair
+ * `--wait`: take a ticket, then re-read until the scope is free and no live waiter is
+ * ahead, and only then try the (writing) acquisition. Re-reads happen when the store hints
+ * that something changed (a release, a noted expiry, a waiter leaving: `store.leases.watch`),
+ * at the holder's expiry, and on a slow safety poll; a hint is never taken for a grant. SQLite's busy handler alone is unfair
  * (one process re-acquires over and over while others starve); the queue hands the lease over
  * in arrival order on both backends. Polls are reads, so waiting costs no fsyncs; the ticket
  * is refreshed every second so a dead waiter stops blocking the line within TICKET_TTL_MS.
@@ -45,27 +52,55 @@ export async function waitInQueue(
   const begin = readClock().mono;
   const deadline = begin + req.waitMs;
   const owner = req.owner;
+  // Before the ticket: a release between our enqueue and our first read is then not missed.
+  const watch = store.leases.watch(req.scope);
   // A dropped connection or a restarting server is waited out while the wait has time left.
-  const ticket = await retryTransient(
-    () => store.leases.enqueue(req.scope, TICKET_TTL_MS, owner),
-    deadline,
-    options.signal,
-  );
+  let ticket: number;
+  try {
+    ticket = await retryTransient(
+      () => store.leases.enqueue(req.scope, TICKET_TTL_MS, owner),
+      deadline,
+      options.signal,
+    );
+  } catch (e) {
+    watch.close();
+    throw e;
+  }
   let last: WaitRefused = first;
   let backoffMs = 0;
   let refreshedAt = readClock().mono;
   let reportedAt = -Infinity;
   let expiryNoted = first.reason === "expired" ? first.holder?.token : undefined;
   let won = false;
+  // First in line at the last read, and a hint came since: the lease was most likely released
+  // to us, so try the acquisition (which checks the line itself) without reading first.
+  let firstInLine = false;
+  let direct = false;
   try {
     for (;;) {
       const now = readClock().mono;
+      const hintsSeen = watch.hints; // before the read: a hint after it ends the next sleep
+      let holderExpiresInMs = Infinity;
       try {
         if (now - refreshedAt >= TICKET_TTL_MS / 3) {
           await store.leases.refreshTicket(ticket, TICKET_TTL_MS);
           refreshedAt = now;
         }
+        if (direct) {
+          const begun = readClock();
+          const r = await store.leases.acquire({
+            scope: req.scope,
+            ttlMs: req.timing.ttlMs,
+            owner,
+            ticket,
+          });
+          if (r.ok) {
+            won = true;
+            return { ok: true, lease: r.lease, start: begun };
+          }
+        }
         const p = await store.leases.peek(req.scope, ticket);
+        firstInLine = p.waitersAhead === 0;
         const start = readClock();
         if (p.free && p.waitersAhead === 0) {
           const r = await store.leases.acquire({
@@ -81,6 +116,7 @@ export async function waitInQueue(
           last = r;
         } else {
           const expired = p.holder !== null && p.holder.expiresAt <= p.now;
+          if (p.holder && !expired) holderExpiresInMs = p.holder.expiresAt - p.now;
           last = {
             ok: false,
             reason: p.holder ? (expired ? "expired" : "held") : "queued",
@@ -135,9 +171,16 @@ export async function waitInQueue(
               : blocking,
         });
       }
-      await sleep(Math.min(Math.max(req.pollMs, backoffMs), left), options.signal);
+      const poll = watch.live ? Math.max(req.pollMs, SAFETY_POLL_MS) : req.pollMs;
+      const refreshIn = TICKET_TTL_MS / 3 - (readClock().mono - refreshedAt);
+      // Wake at the holder's expiry too: nobody releases for a holder that died.
+      const pause = Math.min(poll, Math.max(1, holderExpiresInMs + 1), Math.max(1, refreshIn));
+      if (backoffMs > 0) await sleep(Math.min(backoffMs, left), options.signal);
+      else await watch.next(hintsSeen, Math.min(pause, left), options.signal);
+      direct = firstInLine && watch.hints > hintsSeen;
     }
   } finally {
+    watch.close();
     if (!won) await store.leases.dequeue(ticket).catch(() => undefined);
   }
 }

@@ -112,6 +112,28 @@ export interface LeaseStore {
   dequeue(ticket: number): Promise<void>;
   /** A read-only look: is the scope free, and how many live waiters are ahead of `ticket`? */
   peek(scope: string, ticket: number | null): Promise<PeekResult>;
+
+  /**
+   * Wake-up hints for a waiter on `scope`: a release, a noted expiry or a waiter leaving the
+   * line, by any process (PostgreSQL: NOTIFY sent in the releasing transaction; SQLite: a
+   * watched file beside the store, for processes on the same host). A hint is a reason to
+   * re-read with `peek`, never a grant; hints can be lost, so the waiter keeps a slow poll.
+   * Never fails: where hints cannot be had, the watch is simply never `live`.
+   */
+  watch(scope: string): ScopeWatch;
+}
+
+export interface ScopeWatch {
+  /** How many hints have arrived so far; read it before the `peek`, pass it to `next`. */
+  readonly hints: number;
+  /** Whether hints can arrive now (PostgreSQL: the LISTEN connection is up). A waiter whose
+   * watch is not live polls at its fast interval. */
+  readonly live: boolean;
+  /** Resolves at the first hint after `seen` (at once if one came already) or after `ms`;
+   * rejects with the signal's reason on abort. */
+  next(seen: number, ms: number, signal?: AbortSignal): Promise<void>;
+  /** Idempotent. */
+  close(): void;
 }
 
 /** The event log, written in the same commit as the change it records where there is one. */

@@ -1,5 +1,5 @@
 import { dirname, join } from "node:path";
-import { parsePgUrl } from "../store/postgres/pg-connection.js";
+import { parsePgUrl } from "../store/postgres/pg-url.js";
 import { defaultSqlitePath, type StoreTarget } from "../store/open-store.js";
 
 /**

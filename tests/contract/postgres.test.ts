@@ -2,3 +2,5 @@ import { postgresBackend } from "../support/backends.js";
 import { defineLeaseStoreContract } from "./lease-store.contract.js";
 
 await defineLeaseStoreContract(postgresBackend);
+import { defineLeaseWakeupsContract } from "./lease-wakeups.contract.js";
+await defineLeaseWakeupsContract(postgresBackend);

@@ -2,3 +2,5 @@ import { sqliteBackend } from "../support/backends.js";
 import { defineLeaseStoreContract } from "./lease-store.contract.js";
 
 await defineLeaseStoreContract(sqliteBackend);
+import { defineLeaseWakeupsContract } from "./lease-wakeups.contract.js";
+await defineLeaseWakeupsContract(sqliteBackend);

@@ -11,49 +11,57 @@ import { tempDir } from "../support/paths.js";
  * whichever process polls at the right moment win, over and over.
  */
 await eachBackend("run --wait: fair handoff", (b) => {
-  test("waiters get the lease in the order they arrived", async (t) => {
-    const tmp = tempDir();
-    t.after(tmp.cleanup);
-    const order = join(tmp.dir, "order");
-    const ready = join(tmp.dir, "ready");
-    const go = join(tmp.dir, "go");
-    await withLocation(b, "fifo", async (url) => {
-      const run = (name: string, cmd: string) =>
-        startCli([
-          "run",
-          "--store",
-          url,
-          "--lease",
-          "q",
-          "--ttl",
-          "5s",
-          "--wait",
-          "60s",
-          "--",
-          "sh",
-          "-c",
-          cmd.replaceAll("NAME", name),
+  for (const [label, env] of [
+    ["", {}],
+    // A lost wake-up costs the safety poll, never the order or the handoff.
+    [" (every wake-up hint dropped)", { QUIESCE_FAULT_DROP_WAKEUPS: "1" }],
+  ] as const)
+    test(`waiters get the lease in the order they arrived${label}`, async (t) => {
+      const tmp = tempDir();
+      t.after(tmp.cleanup);
+      const order = join(tmp.dir, "order");
+      const ready = join(tmp.dir, "ready");
+      const go = join(tmp.dir, "go");
+      await withLocation(b, "fifo", async (url) => {
+        const run = (name: string, cmd: string) =>
+          startCli(
+            [
+              "run",
+              "--store",
+              url,
+              "--lease",
+              "q",
+              "--ttl",
+              "5s",
+              "--wait",
+              "60s",
+              "--",
+              "sh",
+              "-c",
+              cmd.replaceAll("NAME", name),
+            ],
+            env,
+          );
+        // The holder keeps the lease until every waiter is in line.
+        const holder = run("holder", `touch ${ready}; while [ ! -f ${go} ]; do sleep 0.05; done`);
+        await waitFor("the holder to start", () => existsSync(ready));
+        const waiters = [];
+        for (const name of ["first", "second", "third", "fourth"]) {
+          const w = run(name, `echo NAME >> ${order}`);
+          // In line once it reports waiting (it enqueues before its first report).
+          await waitFor(`${name} to queue`, () => /waiting for q/.test(w.stderr()));
+          waiters.push(w);
+        }
+        writeFileSync(go, "");
+        for (const p of [holder, ...waiters]) assert.equal((await p.done).code, 0);
+        assert.deepEqual(readFileSync(order, "utf8").trim().split("\n"), [
+          "first",
+          "second",
+          "third",
+          "fourth",
         ]);
-      // The holder keeps the lease until every waiter is in line.
-      const holder = run("holder", `touch ${ready}; while [ ! -f ${go} ]; do sleep 0.05; done`);
-      await waitFor("the holder to start", () => existsSync(ready));
-      const waiters = [];
-      for (const name of ["first", "second", "third", "fourth"]) {
-        const w = run(name, `echo NAME >> ${order}`);
-        // In line once it reports waiting (it enqueues before its first report).
-        await waitFor(`${name} to queue`, () => /waiting for q/.test(w.stderr()));
-        waiters.push(w);
-      }
-      writeFileSync(go, "");
-      for (const p of [holder, ...waiters]) assert.equal((await p.done).code, 0);
-      assert.deepEqual(readFileSync(order, "utf8").trim().split("\n"), [
-        "first",
-        "second",
-        "third",
-        "fourth",
-      ]);
+      });
     });
-  });
 
   test("a waiter that dies does not block the line for long", async (t) => {
     const tmp = tempDir();

@@ -52,7 +52,8 @@ WITH clock AS (SELECT clock_timestamp() AS now)
 SELECT ${leaseColumns("l")}, quiesce_ms(clock.now) AS now, ${AHEAD} AS ahead
   FROM clock LEFT JOIN quiesce_leases l ON l.scope = $1`;
 
-/** $1 scope, $2 token: the first reader to find the lease past expiry logs it, once per token. */
+/** $1 scope, $2 token, $3 the wake-up channel: the first reader to find the lease past expiry
+ * logs it, once per token, and wakes the waiters (one of them may take it over). */
 export const NOTE_EXPIRY = `
 WITH clock AS (SELECT clock_timestamp() AS now),
 m AS (
@@ -66,7 +67,7 @@ SELECT clock.now, 'lease.expired', m.scope, m.token, m.run_id, m.host, m.pid,
        ' ms ago without being released (last heartbeat ' || (quiesce_ms(clock.now) - quiesce_ms(m.heartbeat_at)) || ' ms ago)',
        jsonb_build_object('expiresAt', quiesce_ms(m.expires_at), 'heartbeatAt', quiesce_ms(m.heartbeat_at),
                           'owner', jsonb_build_object('runId', m.run_id, 'system', m.system, 'host', m.host, 'pid', m.pid))
-  FROM m, clock`;
+  FROM m, clock, LATERAL (SELECT pg_notify($3::text, m.scope)) AS wake`;
 
 /**
  * $1 scopes, $2 tokens, $3 ttls: every lease of a keeper tick in one statement, which answers
@@ -86,7 +87,9 @@ upd AS (
 )
 SELECT r.scope FROM r WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.scope = r.scope)`;
 
-/** $1 scope, $2 token, $3 run_id, $4 host, $5 pid, $6 reason. */
+/** $1 scope, $2 token, $3 run_id, $4 host, $5 pid, $6 reason, $7 the wake-up channel: waiters
+ * are notified by the same statement, so the notice leaves at commit (pg-wakeups.ts); only if
+ * there are any, as NOTIFY takes a database-wide lock at commit. */
 export const RELEASE = `
 WITH clock AS (SELECT clock_timestamp() AS now),
 rel AS (
@@ -105,7 +108,9 @@ ev AS (
          jsonb_build_object('reason', $6::text)
     FROM rel, clock
 )
-SELECT count(*)::int AS n FROM rel`;
+SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (
+  SELECT pg_notify($7::text, rel.scope)
+   WHERE EXISTS (SELECT 1 FROM quiesce_waiters w WHERE w.scope = rel.scope)) AS wake ON true`;
 
 /** $1 scope, $2 token, $3 child pid, $4 child start. */
 export const SET_CHILD = `
@@ -170,7 +175,8 @@ ev AS (
 )
 SELECT ${leaseColumns("tk")}, quiesce_ms(clock.now) AS now FROM tk, clock`;
 
-/** $1 scope, $2 token, $3 run_id, $4 host, $5 pid, $6 reason: release an expired lease. */
+/** $1 scope, $2 token, $3 run_id, $4 host, $5 pid, $6 reason, $7 the wake-up channel: release
+ * an expired lease. */
 export const RELEASE_STALE = `
 WITH clock AS (SELECT clock_timestamp() AS now),
 rel AS (
@@ -189,7 +195,9 @@ ev AS (
          jsonb_build_object('reason', $6::text, 'stale', true)
     FROM rel, clock
 )
-SELECT count(*)::int AS n FROM rel`;
+SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (
+  SELECT pg_notify($7::text, rel.scope)
+   WHERE EXISTS (SELECT 1 FROM quiesce_waiters w WHERE w.scope = rel.scope)) AS wake ON true`;
 
 /** $1 run id, $2 kinds (text[]), $3 scope, $4 token: last working event, and the give-up. */
 export const OWNER_ACTIVITY = `
@@ -200,3 +208,24 @@ SELECT (SELECT quiesce_ms(at) FROM quiesce_events
        (SELECT quiesce_ms(at) FROM quiesce_events
          WHERE run_id = $1 AND scope = $3 AND token = $4 AND kind = 'lease.release_rejected'
          ORDER BY id DESC LIMIT 1) AS relinquished_at`;
+
+/** $1 ticket, $2 the wake-up channel: the next in line may be first now. */
+export const DEQUEUE = `
+WITH d AS (DELETE FROM quiesce_waiters WHERE id = $1 RETURNING scope)
+SELECT pg_notify($2::text, d.scope) FROM d`;
+
+/** $1 scope, $2 run_id, $3 host, $4 pid, $5 the ticket's TTL (ms). */
+export const ENQUEUE = `
+INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
+VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp() + $5::bigint * interval '1 millisecond')
+RETURNING id`;
+
+/** $1 ticket, $2 its TTL (ms). */
+export const REFRESH_TICKET = `
+UPDATE quiesce_waiters SET expires_at = clock_timestamp() + $2::bigint * interval '1 millisecond'
+ WHERE id = $1 RETURNING id`;
+
+export const GET_STATE = `
+SELECT key, value, token, quiesce_ms(updated_at) AS updated_at FROM quiesce_state WHERE scope = $1 ORDER BY key`;
+
+export const NOW = "SELECT quiesce_ms(clock_timestamp()) AS now";

@@ -30,13 +30,15 @@ import type {
   TakeoverRequest,
   EventStore,
   LeaseStore,
+  ScopeWatch,
 } from "../store.js";
-import { createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
+import { clientConfig, createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
+import { PgWakeups } from "./pg-wakeups.js";
 import { checkReadable, LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
 import * as sql from "./pg-statements.js";
 import { PgJournal } from "./pg-journal.js";
 import { PgWaves } from "./pg-waves.js";
-import { eventValues, inTransaction, readRows } from "./pg-tx.js";
+import { eventValues, inTransaction, prepareNamed, readRows } from "./pg-tx.js";
 import { pgPrune } from "./pg-wave-admin.js";
 
 type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean | null };
@@ -62,6 +64,7 @@ export class PgStore implements Store, LeaseStore {
   };
   private readonly pool: pg.Pool;
   private readonly target: PgTarget;
+  private readonly wakeups: PgWakeups;
   private closed = false;
 
   private constructor(target: PgTarget) {
@@ -70,6 +73,16 @@ export class PgStore implements Store, LeaseStore {
     this.pool = createPool(target);
     this.journal = new PgJournal(this.pool, target.display);
     this.waves = new PgWaves(this.pool, target.display);
+    this.wakeups = new PgWakeups(target, clientConfig(target));
+  }
+
+  watch(scope: string): ScopeWatch {
+    return this.wakeups.watch(scope);
+  }
+
+  /** The channel releases notify on (tests and the bench listen to it). */
+  get wakeChannel(): string {
+    return this.wakeups.channel;
   }
 
   /** `readOnly`: the schema must exist and be current; nothing is created or migrated. */
@@ -94,10 +107,7 @@ export class PgStore implements Store, LeaseStore {
   }
 
   async now(): Promise<number> {
-    const [r] = await this.q<{ now: number }>(
-      "read the clock",
-      "SELECT quiesce_ms(clock_timestamp()) AS now",
-    );
+    const [r] = await this.q<{ now: number }>("read the clock", sql.NOW);
     return r!.now;
   }
 
@@ -126,7 +136,11 @@ export class PgStore implements Store, LeaseStore {
       return { ok: false, reason: "queued", holder: null, now: p.now, waitersAhead: p.ahead };
     const expired = holder.expiresAt <= p.now;
     if (expired && !p.expiry_reported)
-      await this.q("log an expired lease", sql.NOTE_EXPIRY, [holder.scope, holder.token]);
+      await this.q("log an expired lease", sql.NOTE_EXPIRY, [
+        holder.scope,
+        holder.token,
+        this.wakeups.channel,
+      ]);
     return {
       ok: false,
       reason: expired ? "expired" : "held",
@@ -137,7 +151,7 @@ export class PgStore implements Store, LeaseStore {
   }
 
   async noteExpiry(scope: string, token: number): Promise<void> {
-    await this.q("log an expired lease", sql.NOTE_EXPIRY, [scope, token]);
+    await this.q("log an expired lease", sql.NOTE_EXPIRY, [scope, token, this.wakeups.channel]);
   }
 
   private async peekRow(scope: string, ticket: number | null): Promise<PeekRow> {
@@ -199,6 +213,7 @@ export class PgStore implements Store, LeaseStore {
       req.host,
       req.pid,
       req.reason,
+      this.wakeups.channel,
     ]);
     if (r!.n === 1) return { ok: true };
     const p = await this.peekRow(req.scope, null);
@@ -226,6 +241,7 @@ export class PgStore implements Store, LeaseStore {
       req.host,
       req.pid,
       req.reason,
+      this.wakeups.channel,
     ]);
     if (r!.n === 1) return { ok: true };
     const refused = await this.refusal(req.scope, req.token);
@@ -279,7 +295,7 @@ export class PgStore implements Store, LeaseStore {
   async getState(scope: string): Promise<StateEntry[]> {
     const rows = await this.q<{ key: string; value: string; token: number; updated_at: number }>(
       "read fenced state",
-      "SELECT key, value, token, quiesce_ms(updated_at) AS updated_at FROM quiesce_state WHERE scope = $1 ORDER BY key",
+      sql.GET_STATE,
       [scope],
     );
     return rows.map((r) => ({
@@ -313,28 +329,23 @@ export class PgStore implements Store, LeaseStore {
     waiterTtlMs: number,
     owner: Pick<LeaseOwner, "runId" | "host" | "pid">,
   ): Promise<number> {
-    const [r] = await this.q<{ id: number }>(
-      "join the wait queue",
-      `INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
-       VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp() + $5::bigint * interval '1 millisecond')
-       RETURNING id`,
-      [scope, owner.runId, owner.host, owner.pid, waiterTtlMs],
-    );
+    const [r] = await this.q<{ id: number }>("join the wait queue", sql.ENQUEUE, [
+      scope,
+      owner.runId,
+      owner.host,
+      owner.pid,
+      waiterTtlMs,
+    ]);
     return r!.id;
   }
 
   async refreshTicket(ticket: number, waiterTtlMs: number): Promise<boolean> {
-    const rows = await this.q(
-      "refresh a wait ticket",
-      `UPDATE quiesce_waiters SET expires_at = clock_timestamp() + $2::bigint * interval '1 millisecond'
-        WHERE id = $1 RETURNING id`,
-      [ticket, waiterTtlMs],
-    );
+    const rows = await this.q("refresh a wait ticket", sql.REFRESH_TICKET, [ticket, waiterTtlMs]);
     return rows.length === 1;
   }
 
   async dequeue(ticket: number): Promise<void> {
-    await this.q("leave the wait queue", "DELETE FROM quiesce_waiters WHERE id = $1", [ticket]);
+    await this.q("leave the wait queue", sql.DEQUEUE, [ticket, this.wakeups.channel]);
   }
 
   async recordEvent(e: EventInput): Promise<void> {
@@ -423,9 +434,30 @@ export class PgStore implements Store, LeaseStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.wakeups.close();
     await this.pool.end();
   }
 }
+
+// The lease hot paths run as named prepared statements.
+prepareNamed({
+  acquire: sql.ACQUIRE,
+  peek: sql.PEEK,
+  renew: sql.RENEW,
+  release: sql.RELEASE,
+  release_stale: sql.RELEASE_STALE,
+  set_child: sql.SET_CHILD,
+  put_state: sql.PUT_STATE,
+  note_expiry: sql.NOTE_EXPIRY,
+  take_over: sql.TAKE_OVER,
+  insert_event: sql.INSERT_EVENT,
+  owner_activity: sql.OWNER_ACTIVITY,
+  enqueue: sql.ENQUEUE,
+  refresh_ticket: sql.REFRESH_TICKET,
+  dequeue: sql.DEQUEUE,
+  get_state: sql.GET_STATE,
+  now: sql.NOW,
+});
 
 /** $3..$12 of ACQUIRE and TAKE_OVER: the owner's columns, in table order. */
 function ownerArgs(o: LeaseOwner): unknown[] {

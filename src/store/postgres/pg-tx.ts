@@ -3,6 +3,23 @@ import type { EventInput } from "../../domain/event.js";
 import { pgError } from "./pg-connection.js";
 import { INSERT_EVENT } from "./pg-statements.js";
 
+/** Statement text -> name, for the hot paths (see `prepareNamed`). */
+const NAMED = new Map<string, string>();
+
+/**
+ * Marks statements as named prepared statements: parsed and planned once per connection, then
+ * only bound and executed. For the hot paths only (each name costs a little server memory per
+ * connection); the text is the key, so no call site can pair a name with the wrong text.
+ */
+export function prepareNamed(statements: Record<string, string>): void {
+  for (const [name, text] of Object.entries(statements)) NAMED.set(text, `quiesce_${name}`);
+}
+
+function queryConfig(text: string, values: unknown[], name?: string): pg.QueryConfig {
+  const n = name ?? NAMED.get(text);
+  return n ? { name: n, text, values } : { text, values };
+}
+
 /** A statement on the transaction's connection; `name` makes it a named prepared statement. */
 export type Query = <R extends pg.QueryResultRow>(
   text: string,
@@ -31,8 +48,7 @@ export async function inTransaction<T>(
     text: string,
     params: unknown[] = [],
     name?: string,
-  ) =>
-    (await client.query<R>(name ? { name, text, values: params } : { text, values: params })).rows;
+  ) => (await client.query<R>(queryConfig(text, params, name))).rows;
   try {
     await client.query("BEGIN");
     const out = await fn(q);
@@ -46,16 +62,20 @@ export async function inTransaction<T>(
   }
 }
 
-/** One statement on any pooled connection (its own transaction). */
+/**
+ * One statement on any pooled connection (its own transaction). With `name`, a named prepared
+ * statement (also when the text was given to `prepareNamed`).
+ */
 export async function readRows<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   location: string,
   doing: string,
   text: string,
   params: unknown[] = [],
+  name?: string,
 ): Promise<R[]> {
   try {
-    return (await pool.query<R>(text, params)).rows;
+    return (await pool.query<R>(queryConfig(text, params, name))).rows;
   } catch (e) {
     throw pgError(e, location, doing);
   }

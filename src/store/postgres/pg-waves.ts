@@ -21,7 +21,14 @@ import type {
   WaveAdminOutcome,
   WaveWriteResult,
 } from "../wave-store.js";
-import { inTransaction, insertEvent, readRows, type Query } from "./pg-tx.js";
+import { inTransaction, insertEvent, prepareNamed, readRows, type Query } from "./pg-tx.js";
+
+// A wave writes these for every host: named prepared statements.
+prepareNamed({
+  wave_update_host: sql.UPDATE_HOST,
+  wave_update_wave: sql.UPDATE_WAVE,
+  wave_diagnose: sql.DIAGNOSE,
+});
 import * as sql from "./pg-wave-statements.js";
 import { pgDeleteWave, pgRetryHosts } from "./pg-wave-admin.js";
 import type { EventInput } from "../../domain/event.js";

@@ -29,6 +29,7 @@ import type {
   TakeoverRequest,
   EventStore,
   LeaseStore,
+  ScopeWatch,
 } from "../store.js";
 import { staleRefusal } from "../rows.js";
 import {
@@ -42,6 +43,7 @@ import { prepareStatements, type Statements } from "./statements.js";
 import { SqliteJournal } from "./sqlite-journal.js";
 import { eventParams, SqliteTx } from "./sqlite-tx.js";
 import { SqliteWaves } from "./sqlite-waves.js";
+import { SqliteWakeups } from "./sqlite-wakeups.js";
 
 /**
  * SQLite backend: one file shared by every process on a host. better-sqlite3 is synchronous;
@@ -66,6 +68,7 @@ export class SqliteStore implements Store, LeaseStore {
   private readonly db: Database.Database;
   private readonly q: Statements;
   private readonly tx: SqliteTx;
+  private readonly wakeups: SqliteWakeups;
   private closed = false;
 
   constructor(path: string, options: SqliteOptions = {}) {
@@ -77,6 +80,18 @@ export class SqliteStore implements Store, LeaseStore {
     this.tx = new SqliteTx(this.db, path);
     this.journal = new SqliteJournal(this.db, path);
     this.waves = new SqliteWaves(this.db, path);
+    this.wakeups = new SqliteWakeups(path, options.readOnly === true);
+  }
+
+  watch(scope: string): ScopeWatch {
+    return this.wakeups.watch(scope);
+  }
+
+  /** Wakes waiters after a commit that may have freed a scope (a hint, see SqliteWakeups). */
+  private async woken<T>(p: Promise<T>, freed: () => boolean): Promise<T> {
+    const r = await p;
+    if (freed()) this.wakeups.signal();
+    return r;
   }
 
   private run<T>(doing: string, fn: () => T): Promise<T> {
@@ -133,7 +148,10 @@ export class SqliteStore implements Store, LeaseStore {
   }
 
   noteExpiry(scope: string, token: number): Promise<void> {
-    return this.write("log an expired lease", (now) => this.noteExpiryAt(scope, token, now));
+    return this.woken(
+      this.write("log an expired lease", (now) => this.noteExpiryAt(scope, token, now)),
+      () => true,
+    );
   }
 
   /** The first acquirer to find a lease past expiry logs it, once per token. */
@@ -201,9 +219,18 @@ export class SqliteStore implements Store, LeaseStore {
   }
 
   releaseStale(req: ReleaseRequest): Promise<StaleReleaseOutcome> {
+    const queued = { any: false };
+    return this.woken(this.releaseStaleTx(req, queued), () => queued.any);
+  }
+
+  private releaseStaleTx(
+    req: ReleaseRequest,
+    queued: { any: boolean },
+  ): Promise<StaleReleaseOutcome> {
     return this.write("release a stale lease", (now): StaleReleaseOutcome => {
       const changed = this.q.releaseStale.run(req.scope, req.token, now).changes;
       if (changed === 1) {
+        queued.any = this.countAhead(req.scope, null, now) > 0;
         this.insertEvent(now, {
           kind: EventKind.LeaseReleased,
           scope: req.scope,
@@ -231,9 +258,17 @@ export class SqliteStore implements Store, LeaseStore {
   }
 
   release(req: ReleaseRequest): Promise<ReleaseOutcome> {
+    // Only a release somebody waits for writes the wake file (the uncontended cycle stays two
+    // commits and nothing else); the waiters' queue is read in the releasing transaction.
+    const queued = { any: false };
+    return this.woken(this.releaseTx(req, queued), () => queued.any);
+  }
+
+  private releaseTx(req: ReleaseRequest, queued: { any: boolean }): Promise<ReleaseOutcome> {
     return this.write("release a lease", (now): ReleaseOutcome => {
       const changed = this.q.release.run(req.scope, req.token, now).changes;
       if (changed === 1) {
+        queued.any = this.countAhead(req.scope, null, now) > 0;
         this.insertEvent(now, {
           kind: EventKind.LeaseReleased,
           scope: req.scope,
@@ -349,9 +384,13 @@ export class SqliteStore implements Store, LeaseStore {
   }
 
   dequeue(ticket: number): Promise<void> {
-    return this.write("leave the wait queue", () => {
-      this.q.deleteWaiter.run(ticket);
-    });
+    // The next in line may be first now: wake it rather than let it wait for its poll.
+    return this.woken(
+      this.write("leave the wait queue", () => {
+        this.q.deleteWaiter.run(ticket);
+      }),
+      () => true,
+    );
   }
 
   peek(scope: string, ticket: number | null): Promise<PeekResult> {
@@ -443,6 +482,7 @@ export class SqliteStore implements Store, LeaseStore {
   close(): Promise<void> {
     if (!this.closed) {
       this.closed = true;
+      this.wakeups.close();
       this.db.close();
     }
     return Promise.resolve();
