@@ -55,8 +55,14 @@ describe("PostgreSQL faults: waiters and holders", { skip }, () => {
       ]);
       t.after(() => waiter.child.kill("SIGKILL"));
       await waitFor("the waiter to wait", () => /waiting for s/.test(waiter.stderr()));
-      // Kill every session of the waiter, twice, while it waits.
+      // Kill every session of the waiter, twice, while it waits (each time once it has one
+      // again: it reconnects on its own).
+      const sessions = () =>
+        pgExec("SELECT pid FROM pg_stat_activity WHERE application_name LIKE $1", [
+          `quiesce %:${waiter.pid}`,
+        ]);
       for (let i = 0; i < 2; i++) {
+        await waitFor("a session of the waiter", async () => (await sessions()).length > 0);
         const killed = await pgExec(
           "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name LIKE $1",
           [`quiesce %:${waiter.pid}`],
