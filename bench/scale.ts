@@ -11,7 +11,11 @@
  * default. An idle window first measures what the shared server does without us.
  *
  *   npm run bench:scale -- [--procs 4] [--sizes 1000,5000,10000] [--window 30]
- *                          [--profiles default,fast]
+ *                          [--profiles default,fast] [--fillfactor N]
+ *
+ * `--fillfactor N` is a what-if: it sets the lease table's fillfactor before any lease is
+ * taken (quiesce's migrations leave PostgreSQL's default, 100), to see what free room on each
+ * page does to WAL (an update that fits its page is HOT: no index entry).
  */
 import { openStore } from "../src/store/open-store.js";
 import { pgQuery, pgUnreachable } from "./lib/bench-env.js";
@@ -32,10 +36,12 @@ const procs = Number(flag("--procs") ?? 4);
 const sizes = (flag("--sizes") ?? "1000,5000,10000").split(",").map(Number);
 const windowS = Number(flag("--window") ?? 30);
 const wanted = (flag("--profiles") ?? "default,fast").split(",");
+const fillfactor = flag("--fillfactor") === undefined ? null : Number(flag("--fillfactor"));
 const pgServer = process.env.QUIESCE_BENCH_PG_URL || "postgres://postgres@127.0.0.1:5432/test";
 if (
   !(procs > 0) ||
   !(windowS > 0) ||
+  (fillfactor !== null && !(fillfactor >= 10 && fillfactor <= 100)) ||
   sizes.some((n) => !(n > 0)) ||
   !["127.0.0.1", "localhost", "::1", "[::1]"].includes(new URL(pgServer).hostname)
 ) {
@@ -64,13 +70,21 @@ u.searchParams.set("schema", SCHEMA);
 const storeUrl = u.toString();
 await pgQuery(pgServer, `DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
 await (await openStore(storeUrl)).close(); // creates the schema and its tables
+if (fillfactor !== null) {
+  await pgQuery(
+    pgServer,
+    `ALTER TABLE ${SCHEMA}.quiesce_leases SET (fillfactor = ${fillfactor.toFixed(0)})`,
+  );
+}
 
 const watch = await ServerWatch.open(pgServer, SCHEMA);
 const rows: SizeFigures[] = [];
+/** The lease table after each profile (cumulative: the profiles share it). */
 const tables: Record<string, Awaited<ReturnType<ServerWatch["leaseTable"]>>> = {};
+
 let fleet: KeeperFleet | null = null;
 console.log(
-  `scale: ${procs} keeper processes, ${sizes.join("/")} leases, windows ${windowS}s (fast: ${windowS / 3}s); schema ${SCHEMA}`,
+  `scale: ${procs} keeper processes, ${sizes.join("/")} leases, windows ${windowS}s (fast: ${windowS / 3}s); schema ${SCHEMA}; lease table fillfactor ${fillfactor ?? "100 (default)"}`,
 );
 try {
   const baseline = await watch.window([], BASELINE_MS);
@@ -96,12 +110,16 @@ try {
     }
     await fleet.stop();
     fleet = null;
-    tables[p.name] = await watch.leaseTable(SCHEMA);
+    const t = (tables[p.name] = await watch.leaseTable(SCHEMA));
+    note(
+      `lease table after ${p.name}: ${(t.bytes / 1e6).toFixed(1)} MB with its index (PostgreSQL's statistics: ${t.updates} updates so far, ${t.hotPct.toFixed(0)}% HOT)`,
+    );
   }
   printScale(rows, baseline, procs);
   const file = writeResults("scale", startedAt, {
     procs,
     sizes,
+    fillfactor,
     settleMs: SETTLE_MS,
     profiles: PROFILES,
     baseline,

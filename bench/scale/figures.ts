@@ -32,6 +32,9 @@ export interface SizeFigures {
   ourWalSource: "walinspect" | "lsn-minus-baseline";
   /** Of ourWalBytesPerS: full-page images. */
   fpiBytesPerS: number;
+  /** Our WAL per lease renewed, bytes; % of the row updates that were HOT. */
+  walBytesPerRenewal: number;
+  hotPct: number;
   /** % of one core: the agents' backends, all postgres processes (anyone's), the agents. */
   backendCpuPct: number;
   serverCpuPct: number;
@@ -92,6 +95,8 @@ export function sizeFigures(
     ourWalBytesPerS,
     ourWalSource: w.ours ? "walinspect" : "lsn-minus-baseline",
     fpiBytesPerS: w.ours ? w.ours.fpiBytes / s : NaN,
+    walBytesPerRenewal: ourWalBytesPerS / renewedPerS,
+    hotPct: w.ours ? (100 * w.ours.hotUpdates) / w.ours.updates : NaN,
     backendCpuPct,
     serverCpuPct,
     agentCpuPct,

@@ -28,19 +28,26 @@ export function procCpuMs(pid: number): number | null {
   }
 }
 
-/** utime+stime of every process named `postgres` on this machine, ms. */
-export function allPostgresCpuMs(): number {
-  let ms = 0;
+/** utime+stime of every process named `postgres` on this machine, ms, by pid. */
+export function postgresCpuByPid(): Map<number, number> {
+  const out = new Map<number, number>();
   for (const d of readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      if (!stat.includes("(postgres)")) continue;
+      if (!readFileSync(`/proc/${d}/stat`, "utf8").includes("(postgres)")) continue;
     } catch {
       continue;
     }
-    ms += procCpuMs(Number(d)) ?? 0;
+    const ms = procCpuMs(Number(d));
+    if (ms !== null) out.set(Number(d), ms);
   }
+  return out;
+}
+
+/** CPU the postgres processes used between two readings; one that exited in between is lost. */
+function cpuSince(before: Map<number, number>, after: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, cpu] of after) ms += cpu - (before.get(pid) ?? 0);
   return ms;
 }
 
@@ -52,7 +59,8 @@ export interface WindowFigures {
   ours: OurWal | null;
   /** CPU of the backends serving the agents, ms. */
   backendCpuMs: number;
-  /** CPU of all postgres processes, ms (cross-check, includes other users of the server). */
+  /** CPU of all postgres processes, ms (cross-check, includes other users of the server; a
+   * process that exited within the window is left out). */
   serverCpuMs: number;
   connectionsMean: number;
   connectionsMax: number;
@@ -69,6 +77,9 @@ export interface OurWal {
   fpiBytes: number;
   commits: number;
   commitBytes: number;
+  /** Heap updates of the bench schema's rows, and how many of them were HOT (no index entry). */
+  updates: number;
+  hotUpdates: number;
 }
 
 export class ServerWatch {
@@ -133,7 +144,11 @@ export class ServerWatch {
               (SELECT coalesce(sum(record_length), 0) FROM mine)::text AS bytes,
               (SELECT coalesce(sum(fpi_length), 0) FROM mine)::text AS "fpiBytes",
               (SELECT count(*) FROM commits)::text AS commits,
-              (SELECT coalesce(sum(record_length), 0) FROM commits)::text AS "commitBytes"`,
+              (SELECT coalesce(sum(record_length), 0) FROM commits)::text AS "commitBytes",
+              (SELECT count(*) FROM mine WHERE resource_manager = 'Heap'
+                  AND record_type LIKE '%UPDATE%')::text AS updates,
+              (SELECT count(*) FROM mine WHERE resource_manager = 'Heap'
+                  AND record_type LIKE 'HOT_UPDATE%')::text AS "hotUpdates"`,
       [from, to, this.inspect],
     );
     const row = r.rows[0]!;
@@ -143,6 +158,8 @@ export class ServerWatch {
       fpiBytes: Number(row.fpiBytes),
       commits: Number(row.commits),
       commitBytes: Number(row.commitBytes),
+      updates: Number(row.updates),
+      hotUpdates: Number(row.hotUpdates),
     };
   }
 
@@ -185,7 +202,7 @@ export class ServerWatch {
     };
     const lsn0 = await this.lsn();
     const flush0 = await this.flushLsn();
-    const server0 = allPostgresCpuMs();
+    const server0 = postgresCpuByPid();
     const t0 = performance.now();
     await sample(true);
     while (performance.now() - t0 < ms - SAMPLE_MS / 2) {
@@ -193,7 +210,7 @@ export class ServerWatch {
       await sample(false);
     }
     const elapsed = performance.now() - t0;
-    const server1 = allPostgresCpuMs();
+    const server1 = postgresCpuByPid();
     const walBytes = await this.walDiff(await this.lsn(), lsn0);
     const ours = await this.ourWal(flush0, await this.flushLsn());
     let backendCpuMs = 0;
@@ -204,7 +221,7 @@ export class ServerWatch {
       walBytes,
       ours,
       backendCpuMs,
-      serverCpuMs: server1 - server0,
+      serverCpuMs: cpuSince(server0, server1),
       connectionsMean: mean(conns),
       connectionsMax: Math.max(0, ...conns),
       backendsSeen: last.size,
