@@ -128,6 +128,18 @@ export class ServerWatch {
   /** The WAL between two flushed positions that belongs to the bench schema's relations. */
   private async ourWal(from: string, to: string): Promise<OurWal | null> {
     if (this.inspect === null) return null;
+    if ((await this.walDiff(to, from)) <= 0) {
+      // Nothing was written (pg_walinspect refuses an empty range).
+      return {
+        records: 0,
+        bytes: 0,
+        fpiBytes: 0,
+        commits: 0,
+        commitBytes: 0,
+        updates: 0,
+        hotUpdates: 0,
+      };
+    }
     const r = await this.client.query<Record<keyof OurWal, string>>(
       `WITH rels AS (
          SELECT array_agg(relfilenode) AS ids FROM pg_class
