@@ -189,6 +189,7 @@ export class ServerWatch {
     const last = new Map<number, number>();
     const conns: number[] = [];
     const others: number[] = [];
+    let unreadable = 0;
     const sample = async (initial: boolean) => {
       const r = await this.client.query<{ pid: number; ours: boolean }>(
         `SELECT pid, application_name = ANY($1) AS ours FROM pg_stat_activity
@@ -205,7 +206,10 @@ export class ServerWatch {
         }
         n++;
         const cpu = procCpuMs(row.pid);
-        if (cpu === null) continue;
+        if (cpu === null) {
+          unreadable++; // the server is not on this machine (or the backend just left)
+          continue;
+        }
         if (!first.has(row.pid)) first.set(row.pid, initial ? cpu : 0);
         last.set(row.pid, cpu);
       }
@@ -227,6 +231,8 @@ export class ServerWatch {
     const ours = await this.ourWal(flush0, await this.flushLsn());
     let backendCpuMs = 0;
     for (const [pid, cpu] of last) backendCpuMs += cpu - (first.get(pid) ?? 0);
+    // No backend of ours found in /proc at all: the figure is unknown, not zero.
+    if (last.size === 0 && unreadable > 0) backendCpuMs = NaN;
     const mean = (a: number[]) => a.reduce((s, x) => s + x, 0) / Math.max(1, a.length);
     return {
       ms: elapsed,
