@@ -75,10 +75,21 @@ await eachBackend("journal recovery and fencing with real processes", (b) => {
           b.name === "postgres"
             ? "clock_timestamp() + interval '1 hour'"
             : String(Date.now() + 3_600_000);
-        await b.rawSql(
-          url,
-          `UPDATE quiesce_leases SET token = token + 1, expires_at = ${later} WHERE scope = 'runtime:agent-z'`,
-        );
+        const moveOn = `UPDATE quiesce_leases SET token = token + 1, expires_at = ${later} WHERE scope = 'runtime:agent-z'`;
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await b.rawSql(url, moveOn);
+            break;
+          } catch (e) {
+            // SQLite: the agent was stopped inside a write transaction (a renewal) and holds
+            // the file's write lock. Let it finish that write, stop it again, try again.
+            if ((e as { code?: string }).code !== "SQLITE_BUSY" || attempt >= 20) throw e;
+            process.kill(a.pid, "SIGCONT");
+            await sleep(20);
+            process.kill(a.pid, "SIGSTOP");
+            await sleep(50);
+          }
+        }
         provider.release(jobKey("1")); // its acknowledgement is waiting when the zombie wakes up
         process.kill(a.pid, "SIGCONT");
         const exit = await a.exit(20_000);
