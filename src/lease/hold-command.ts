@@ -162,6 +162,7 @@ async function releaseAfter(
 ): Promise<SuperviseResult> {
   const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
   if (s.stopping === "fatal") {
+    if (lease.lost) lease.recordLoss(); // the loss event was held for the ending; it is a loss
     await lease
       .release(`quiesce failed (${s.fatalError?.message}); command ${how}`)
       .catch(() => undefined);
