@@ -1,5 +1,6 @@
 import { fork, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { nextMessage as nextChildMessage } from "../lib/child-message.js";
 import { walStats, type WalStats } from "../lib/bench-env.js";
 import { probeFsyncRate } from "../lib/fsync-probe.js";
 import { countBetween, straceAvailable, traceFsyncs, type FsyncTrace } from "../lib/strace.js";
@@ -140,24 +141,5 @@ function nextMessage<T extends HolderMessage["type"]>(
   type: T,
   timeoutMs: number,
 ): Promise<Extract<HolderMessage, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => fail(new Error(`holder: no "${type}" within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    const onMessage = (m: HolderMessage) => {
-      if (m.type === "error") fail(new Error(`holder: ${m.message}`));
-      else if (m.type === type) done(() => resolve(m as Extract<HolderMessage, { type: T }>));
-    };
-    const onExit = (code: number | null) => fail(new Error(`holder exited (${code})`));
-    const done = (then: () => void) => {
-      clearTimeout(timer);
-      child.off("message", onMessage);
-      child.off("exit", onExit);
-      then();
-    };
-    const fail = (e: Error) => done(() => reject(e));
-    child.on("message", onMessage);
-    child.on("exit", onExit);
-  });
+  return nextChildMessage<HolderMessage, T>(child, "holder", type, timeoutMs);
 }

@@ -1,5 +1,6 @@
 /** The simulated agent hosts of bench/scale: keeper processes driven over IPC. */
 import { fork, type ChildProcess } from "node:child_process";
+import { nextMessage as nextChildMessage } from "../lib/child-message.js";
 import { fileURLToPath } from "node:url";
 import type { KeeperCommand, KeeperMessage, KeeperSnapshot } from "./keeper.js";
 
@@ -71,24 +72,5 @@ function next<T extends KeeperMessage["type"]>(
   type: T,
   timeoutMs: number,
 ): Promise<Extract<KeeperMessage, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(
-      () => fail(new Error(`keeper: no "${type}" within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    const onMessage = (m: KeeperMessage) => {
-      if (m.type === "error") fail(new Error(`keeper: ${m.message}`));
-      else if (m.type === type) done(() => resolve(m as Extract<KeeperMessage, { type: T }>));
-    };
-    const onExit = (code: number | null) => fail(new Error(`keeper exited (${code})`));
-    const done = (then: () => void) => {
-      clearTimeout(timer);
-      child.off("message", onMessage);
-      child.off("exit", onExit);
-      then();
-    };
-    const fail = (e: Error) => done(() => reject(e));
-    child.on("message", onMessage);
-    child.on("exit", onExit);
-  });
+  return nextChildMessage<KeeperMessage, T>(child, "keeper", type, timeoutMs);
 }
