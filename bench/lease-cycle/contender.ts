@@ -14,6 +14,8 @@ export interface Acquisition {
   token: number;
   waitStart: number;
   acquiredAt: number;
+  /** When the hold ended and release() was called. */
+  heldUntil: number;
   releasedAt: number;
 }
 
@@ -48,12 +50,14 @@ try {
     }
     const acquiredAt = epochMs();
     await sleep(holdMs);
+    const heldUntil = epochMs();
     await r.lease.release("bench contender");
     log.push({
       pid: process.pid,
       token: r.lease.token,
       waitStart,
       acquiredAt,
+      heldUntil,
       releasedAt: epochMs(),
     });
   }

@@ -28,6 +28,9 @@ export interface FairnessResult {
   meanIdleGapMs: number;
   p50IdleGapMs: number;
   p90IdleGapMs: number;
+  /** Where a cycle goes: the hold as slept (the timer's slack included), and release(). */
+  meanHoldMs: number;
+  meanReleaseMs: number;
   /** pg_advisory_lock's handoff in the same run (the reference), if PostgreSQL is reachable. */
   reference: HandoffReference | null;
   perProcess: Record<string, number>;
@@ -95,6 +98,8 @@ function analyse(
   const mean = waits.reduce((s, w) => s + w, 0) / waits.length;
   const at = (q: number) => waits[Math.min(waits.length - 1, Math.floor(q * waits.length))] ?? NaN;
   const span = (log.at(-1)?.releasedAt ?? 0) - (log[0]?.waitStart ?? 0);
+  const meanOf = (f: (a: Acquisition) => number) =>
+    log.reduce((s, a) => s + f(a), 0) / Math.max(1, log.length);
   const perProcess: Record<string, number> = {};
   for (const a of log) perProcess[a.pid] = (perProcess[a.pid] ?? 0) + 1;
   const max = waits.at(-1) ?? NaN;
@@ -114,6 +119,8 @@ function analyse(
     meanIdleGapMs: gaps / Math.max(1, log.length - 1),
     p50IdleGapMs: gapAt(0.5),
     p90IdleGapMs: gapAt(0.9),
+    meanHoldMs: meanOf((a) => a.heldUntil - a.acquiredAt),
+    meanReleaseMs: meanOf((a) => a.releasedAt - a.heldUntil),
     perProcess,
     refused: results.reduce((s, r) => s + r.refused, 0),
     errors: results.flatMap((r) => (r.error ? [r.error] : [])),
@@ -178,6 +185,9 @@ export function printFairness(r: FairnessResult): void {
         "",
       ],
     ],
+  );
+  note(
+    `a cycle, mean: ${fmt(1000 / r.perSec, 2)} ms = hold ${fmt(r.meanHoldMs, 2)} ms (sleep ${r.holdMs} ms and the timer's slack) + release() ${fmt(r.meanReleaseMs, 2)} ms + idle ${fmt(r.meanIdleGapMs, 2)} ms`,
   );
   note(
     `acquisitions per process: ${Object.values(r.perProcess).join(", ")}; refusals: ${r.refused}`,

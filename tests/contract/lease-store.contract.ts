@@ -164,9 +164,9 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
       withStore("renew-many", async (store) => {
         const items = [];
         for (let i = 0; i < 1000; i++) {
-          const r = await acquire(store, `s${i}`, `r${i}`, 5000);
+          const r = await acquire(store, `s${i}`, `r${i}`, 30_000);
           assert.ok(r.ok);
-          items.push({ scope: `s${i}`, token: r.lease.token, ttlMs: 5000 });
+          items.push({ scope: `s${i}`, token: r.lease.token, ttlMs: 30_000 });
         }
         const before = (await store.leases.getLease("s999")).lease!;
         await sleep(5);

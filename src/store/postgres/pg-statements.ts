@@ -210,20 +210,32 @@ SELECT (SELECT quiesce_ms(at) FROM quiesce_events
          ORDER BY id DESC LIMIT 1) AS relinquished_at`;
 
 /** $1 ticket, $2 the wake-up channel: the next in line may be first now. */
+/**
+ * The wait queue's writes commit without waiting for the WAL flush (synchronous_commit off for
+ * that one transaction, set inside the statement). A place in line lost in a crash of the
+ * server costs its waiter only its turn, never a lease; and a ticket written right after a
+ * release must not make the next holder's acquisition queue behind its flush.
+ */
+const NO_FLUSH_WAIT = `quick AS (SELECT set_config('synchronous_commit', 'off', true) AS off)`;
+
 export const DEQUEUE = `
-WITH d AS (DELETE FROM quiesce_waiters WHERE id = $1 RETURNING scope)
+WITH ${NO_FLUSH_WAIT},
+d AS (DELETE FROM quiesce_waiters USING quick WHERE id = $1 RETURNING scope)
 SELECT pg_notify($2::text, d.scope) FROM d`;
 
 /** $1 scope, $2 run_id, $3 host, $4 pid, $5 the ticket's TTL (ms). */
 export const ENQUEUE = `
+WITH ${NO_FLUSH_WAIT}
 INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
-VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp() + $5::bigint * interval '1 millisecond')
+SELECT $1::text, $2::text, $3::text, $4::integer, clock_timestamp(),
+       clock_timestamp() + $5::bigint * interval '1 millisecond' FROM quick
 RETURNING id`;
 
 /** $1 ticket, $2 its TTL (ms). */
 export const REFRESH_TICKET = `
+WITH ${NO_FLUSH_WAIT}
 UPDATE quiesce_waiters SET expires_at = clock_timestamp() + $2::bigint * interval '1 millisecond'
- WHERE id = $1 RETURNING id`;
+  FROM quick WHERE id = $1 RETURNING id`;
 
 export const GET_STATE = `
 SELECT key, value, token, quiesce_ms(updated_at) AS updated_at FROM quiesce_state WHERE scope = $1 ORDER BY key`;

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { ErrorCode, QuiesceError } from "../../domain/errors.js";
+import { isBusy, sleepSync } from "./busy-wait.js";
 import { migrations } from "./migrations.generated.js";
 
 export const LATEST_SQLITE_SCHEMA = migrations.length;
@@ -55,16 +56,6 @@ function openOnce(path: string, timeoutMs: number): Database.Database {
     db.close();
     throw e;
   }
-}
-
-function isBusy(e: unknown): boolean {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^SQLITE_(BUSY|LOCKED)/.test(code);
-}
-
-/** Blocks this thread (opening is synchronous anyway: better-sqlite3). */
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 function createPrivateFile(path: string): void {

@@ -363,7 +363,8 @@ export class SqliteStore implements Store, LeaseStore {
     waiterTtlMs: number,
     owner: Pick<LeaseOwner, "runId" | "host" | "pid">,
   ): Promise<number> {
-    return this.write("join the wait queue", (now) => {
+    // A place in line needs no fsync: a power cut that loses it took its waiter down too.
+    return this.tx.writeUnsynced("join the wait queue", (now) => {
       const r = this.q.enqueue.run({
         scope,
         run_id: owner.runId,
@@ -377,7 +378,7 @@ export class SqliteStore implements Store, LeaseStore {
   }
 
   refreshTicket(ticket: number, waiterTtlMs: number): Promise<boolean> {
-    return this.write(
+    return this.tx.writeUnsynced(
       "refresh a wait ticket",
       (now) => this.q.refreshWaiter.run(now + waiterTtlMs, ticket).changes === 1,
     );
@@ -386,7 +387,7 @@ export class SqliteStore implements Store, LeaseStore {
   dequeue(ticket: number): Promise<void> {
     // The next in line may be first now: wake it rather than let it wait for its poll.
     return this.woken(
-      this.write("leave the wait queue", () => {
+      this.tx.writeUnsynced("leave the wait queue", () => {
         this.q.deleteWaiter.run(ticket);
       }),
       () => true,

@@ -1,22 +1,30 @@
 import type Database from "better-sqlite3";
 import type { EventInput } from "../../domain/event.js";
+import { BusyWait } from "./busy-wait.js";
 import { sqliteError } from "./open-sqlite.js";
 
 /**
  * The transactions every SQLite store area (leases, journal, waves) runs on the shared
  * connection: the store's clock is read inside the transaction (I10), writes take the write
- * lock up front (`BEGIN IMMEDIATE`, so a read never has to be upgraded mid-way), and a driver
+ * lock up front (`BEGIN IMMEDIATE`, so a read never has to be upgraded mid-way; waiting for it
+ * in fine steps, see busy-wait.ts), and a driver
  * error becomes one sentence naming the file and what was being done.
  */
 export class SqliteTx {
   /** Compiled once and reused: it runs `fn` with the clock read inside. */
   private readonly txn: Database.Transaction<(fn: (now: number) => unknown) => unknown>;
+  private readonly busy: BusyWait;
+  private readonly unsynced: Database.Statement;
+  private readonly synced: Database.Statement;
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly location: string,
   ) {
+    this.unsynced = db.prepare("PRAGMA synchronous = NORMAL");
+    this.synced = db.prepare("PRAGMA synchronous = FULL");
     this.txn = db.transaction((fn: (now: number) => unknown) => fn(Date.now()));
+    this.busy = new BusyWait(db);
   }
 
   read<T>(doing: string, fn: (now: number) => T): Promise<T> {
@@ -24,7 +32,31 @@ export class SqliteTx {
   }
 
   write<T>(doing: string, fn: (now: number) => T): Promise<T> {
-    return this.settle(doing, () => this.txn.immediate(fn) as T);
+    return this.settle(doing, () =>
+      this.busy.run(
+        (inside) =>
+          this.txn.immediate((now: number) => {
+            inside();
+            return fn(now);
+          }) as T,
+      ),
+    );
+  }
+
+  /**
+   * A write that needs to survive this process's crash but not the machine's: committed to the
+   * WAL without the fsync (synchronous=NORMAL for this one commit). For records whose loss in
+   * a power cut can only be a loss of the writers themselves (a waiter's place in line), so
+   * that they do not hold the write lock through a disk flush that the next holder waits on.
+   */
+  writeUnsynced<T>(doing: string, fn: (now: number) => T): Promise<T> {
+    if (this.db.inTransaction) return this.write(doing, fn);
+    this.unsynced.run();
+    try {
+      return this.write(doing, fn);
+    } finally {
+      this.synced.run();
+    }
   }
 
   /** Outside a transaction (a single statement is one anyway). */
