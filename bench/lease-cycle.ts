@@ -69,7 +69,6 @@ try {
         continue;
       }
       pgUsed = true;
-      await dropPgSchema(args.pgUrl); // leftovers of an interrupted run
     }
     await runBackend(b);
   }

@@ -3,8 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 
-/** The schema every PostgreSQL part of this bench works in; dropped at the end. */
-export const PG_SCHEMA = "bench_lease_cycle";
+/**
+ * The schema every PostgreSQL part of this bench process works in; dropped at the end. Named
+ * after the process, so that two benchmarks running at once (serve and lease-cycle both use
+ * this) never drop each other's tables.
+ */
+export const PG_SCHEMA = `quiesce_bench_${process.pid}`;
 
 /** The store URL for the bench schema on `serverUrl`. */
 export function pgStoreUrl(serverUrl: string): string {
