@@ -1,12 +1,19 @@
 import { leaseStatus, type LeaseRecord } from "../domain/lease.js";
+import { iso } from "./iso-time.js";
 
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
+export { iso };
+
+/** The store clock of the listing being formatted: every lease of one listing shows the same. */
+let nowMs = Number.NaN;
+let nowIso = "";
 
 /** A lease with its status on the store clock, as `lock list --json` and `GET /api/leases` give it. */
 export function leaseJson(l: LeaseRecord, now: number) {
   const s = leaseStatus(l, now);
+  if (now !== nowMs) {
+    nowIso = iso(now);
+    nowMs = now;
+  }
   return {
     scope: l.scope,
     token: l.token,
@@ -19,7 +26,7 @@ export function leaseJson(l: LeaseRecord, now: number) {
     heartbeatAgeMs: s.heartbeatAgeMs,
     expiresInMs: s.expiresInMs,
     expired: s.expired,
-    storeNow: iso(now),
+    storeNow: nowIso,
     takeover: l.takeover ?? null,
   };
 }

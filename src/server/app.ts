@@ -25,8 +25,11 @@ export function createApp(ctx: ServerContext): Hono {
   );
   app.use("*", async (c, next) => {
     await next();
-    c.header("x-content-type-options", "nosniff");
-    c.header("referrer-policy", "no-referrer");
+    // Set on the response's own headers, as hono's secureHeaders does: c.header() after the
+    // handler has answered rebuilds the response around a stream of its body, which for the
+    // 4.6 MB of GET /api/leases with 10,000 leases cost more than reading the store.
+    c.res.headers.set("x-content-type-options", "nosniff");
+    c.res.headers.set("referrer-policy", "no-referrer");
   });
   for (const routes of [
     opsRoutes,

@@ -60,6 +60,77 @@ export function leaseFromRow(row: LeaseRow | undefined | null): LeaseRecord | nu
   };
 }
 
+/**
+ * What a listing of held leases reads, in this order, on both backends: only the columns a
+ * lease record has. Listings read rows as arrays (better-sqlite3's raw mode, node-postgres'
+ * rowMode "array"): with 10,000 leases, building an object per row cost more than the query.
+ */
+export const LEASE_LIST_COLUMNS = [
+  "scope",
+  "token",
+  "run_id",
+  "system",
+  "host",
+  "pid",
+  "pid_start",
+  "boot_id",
+  "child_pid",
+  "child_pid_start",
+  "command",
+  "note",
+  "ttl_ms",
+  "acquired_at",
+  "heartbeat_at",
+  "expires_at",
+  "takeover_evidence",
+] as const;
+
+/** A row of LEASE_LIST_COLUMNS, as the drivers return it. */
+export type LeaseListRow = [
+  scope: string,
+  token: number,
+  runId: string | null,
+  system: string | null,
+  host: string | null,
+  pid: number | null,
+  pidStart: string | null,
+  bootId: string | null,
+  childPid: number | null,
+  childPidStart: string | null,
+  command: string | null,
+  note: string | null,
+  ttlMs: number | null,
+  acquiredAt: number | null,
+  heartbeatAt: number | null,
+  expiresAt: number | null,
+  takeoverEvidence: string | Record<string, unknown> | null,
+];
+
+/** leaseFromRow for a listing's array row (a held lease), with the same defaults. */
+export function leaseFromListRow(r: LeaseListRow): LeaseRecord {
+  return {
+    scope: r[0],
+    token: Number(r[1]),
+    owner: {
+      runId: r[2] ?? "",
+      system: r[3] ?? "quiesce",
+      host: r[4] ?? "",
+      pid: r[5],
+      pidStart: r[6],
+      bootId: r[7],
+      childPid: r[8],
+      childPidStart: r[9],
+      command: r[10],
+      note: r[11],
+    },
+    ttlMs: Number(r[12] ?? 0),
+    acquiredAt: Number(r[13] ?? 0),
+    heartbeatAt: Number(r[14] ?? 0),
+    expiresAt: r[15] === null ? Number.MAX_SAFE_INTEGER : Number(r[15]),
+    takeover: (json(r[16]) as TakeoverRecord | null) ?? null,
+  };
+}
+
 export interface EventRow {
   id: number;
   at: number;

@@ -7,6 +7,7 @@ import { requireToken } from "../auth.js";
 import { operatorField, readBody, reasonField } from "../body.js";
 import type { ServerContext } from "../context.js";
 import { HttpError, notFound } from "../http-errors.js";
+import { jsonList } from "../json-list.js";
 
 const BreakBody = z.strictObject({
   operator: operatorField,
@@ -22,7 +23,7 @@ export function leaseRoutes(ctx: ServerContext): Hono {
 
   app.get("/api/leases", async (c) => {
     const { leases, now } = await ctx.leases.list();
-    return c.json({ storeNow: iso(now), leases: leases.map((l) => leaseJson(l, now)) });
+    return jsonList(c, { storeNow: iso(now) }, "leases", leases, (l) => leaseJson(l, now));
   });
 
   app.get("/api/leases/:scope", async (c) => {

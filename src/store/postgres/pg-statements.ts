@@ -4,6 +4,7 @@
  * expires_at > now`; every write under a lease repeats that fence in its WHERE clause, and the
  * UPDATE's row lock (or FOR SHARE) keeps a concurrent acquisition from slipping in between.
  */
+import { LEASE_LIST_COLUMNS } from "../rows.js";
 
 /** Lease columns with times converted to epoch ms, so rows map like SQLite's. */
 export function leaseColumns(a: string): string {
@@ -12,6 +13,18 @@ export function leaseColumns(a: string): string {
     ${a}.ttl_ms, quiesce_ms(${a}.acquired_at) AS acquired_at, quiesce_ms(${a}.heartbeat_at) AS heartbeat_at,
     quiesce_ms(${a}.expires_at) AS expires_at, ${a}.expiry_reported, ${a}.takeover_evidence`;
 }
+
+const TIMES = new Set<string>(["acquired_at", "heartbeat_at", "expires_at"]);
+
+/**
+ * Every held lease in scope order, with the clock: LEASE_LIST_COLUMNS (times as epoch ms), then
+ * `now`. The join gives one row (all lease columns null) when nothing is held, so the clock
+ * still comes back in the same round trip.
+ */
+export const LIST_LEASES = `
+SELECT ${LEASE_LIST_COLUMNS.map((c) => (TIMES.has(c) ? `quiesce_ms(l.${c})` : `l.${c}`)).join(", ")},
+       quiesce_ms(clock_timestamp()) AS now
+  FROM (SELECT 1) AS one LEFT JOIN quiesce_leases l ON l.held ORDER BY l.scope`;
 
 const AHEAD = `(SELECT count(*)::int FROM quiesce_waiters w
                  WHERE w.scope = $1 AND w.expires_at > clock.now AND ($2::bigint IS NULL OR w.id < $2::bigint))`;

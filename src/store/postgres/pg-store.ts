@@ -10,7 +10,16 @@ import {
 import type { OwnerActivity } from "../../domain/probe-verdicts.js";
 import { fenceFailure } from "../../domain/fencing.js";
 import type { LeaseOwner, LeaseRecord } from "../../domain/lease.js";
-import { eventFromRow, leaseFromRow, staleRefusal, type EventRow, type LeaseRow } from "../rows.js";
+import {
+  eventFromRow,
+  LEASE_LIST_COLUMNS,
+  leaseFromListRow,
+  leaseFromRow,
+  staleRefusal,
+  type EventRow,
+  type LeaseListRow,
+  type LeaseRow,
+} from "../rows.js";
 import type {
   AcquireOutcome,
   AcquireRequest,
@@ -38,7 +47,7 @@ import { checkReadable, LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-mi
 import * as sql from "./pg-statements.js";
 import { PgJournal } from "./pg-journal.js";
 import { PgWaves } from "./pg-waves.js";
-import { eventValues, inTransaction, prepareNamed, readRows } from "./pg-tx.js";
+import { eventValues, inTransaction, prepareNamed, readArrays, readRows } from "./pg-tx.js";
 import { pgPrune } from "./pg-wave-admin.js";
 
 type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean | null };
@@ -312,16 +321,16 @@ export class PgStore implements Store, LeaseStore {
   }
 
   async listLeases(): Promise<{ leases: LeaseRecord[]; now: number }> {
-    const rows = await this.q<LeaseRow & { now: number }>(
+    const rows = await readArrays<LeaseListRow>(
+      this.pool,
+      this.location,
       "list leases",
-      `SELECT ${sql.leaseColumns("l")}, quiesce_ms(clock_timestamp()) AS now
-         FROM (SELECT 1) AS one LEFT JOIN quiesce_leases l ON l.held ORDER BY l.scope`,
+      sql.LIST_LEASES,
     );
-    const now = rows[0]?.now ?? (await this.now());
-    return {
-      leases: rows.map((r) => leaseFromRow(r)).filter((l): l is LeaseRecord => l !== null),
-      now,
-    };
+    // The clock is the column after the lease's. Nothing held: the join's one row has no lease.
+    const now = (rows[0] as unknown[])[LEASE_LIST_COLUMNS.length] as number;
+    const held = rows[0]![0] === null ? [] : rows;
+    return { leases: held.map(leaseFromListRow), now };
   }
 
   async enqueue(

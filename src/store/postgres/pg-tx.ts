@@ -81,6 +81,21 @@ export async function readRows<R extends pg.QueryResultRow>(
   }
 }
 
+/** readRows with each row as an array of its columns, in the statement's order: for listings,
+ * where building an object per row costs more than the query. */
+export async function readArrays<R extends unknown[]>(
+  pool: pg.Pool,
+  location: string,
+  doing: string,
+  text: string,
+): Promise<R[]> {
+  try {
+    return (await pool.query<R>({ text, rowMode: "array" })).rows;
+  } catch (e) {
+    throw pgError(e, location, doing);
+  }
+}
+
 /** An event, in the transaction of the change it records. */
 export async function insertEvent(q: Query, e: EventInput): Promise<void> {
   await q(INSERT_EVENT, eventValues(e));

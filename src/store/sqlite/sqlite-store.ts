@@ -8,8 +8,15 @@ import {
 } from "../../domain/event.js";
 import type { OwnerActivity } from "../../domain/probe-verdicts.js";
 import { fenceFailure } from "../../domain/fencing.js";
-import type { LeaseOwner } from "../../domain/lease.js";
-import { eventFromRow, leaseFromRow, type EventRow, type LeaseRow } from "../rows.js";
+import type { LeaseOwner, LeaseRecord } from "../../domain/lease.js";
+import {
+  eventFromRow,
+  leaseFromListRow,
+  leaseFromRow,
+  type EventRow,
+  type LeaseListRow,
+  type LeaseRow,
+} from "../rows.js";
 import type {
   AcquireOutcome,
   AcquireRequest,
@@ -351,10 +358,10 @@ export class SqliteStore implements Store, LeaseStore {
     }));
   }
 
-  listLeases(): Promise<{ leases: NonNullable<ReturnType<typeof leaseFromRow>>[]; now: number }> {
+  listLeases(): Promise<{ leases: LeaseRecord[]; now: number }> {
     return this.run("list leases", () => {
-      const rows = this.q.listHeld.all() as LeaseRow[];
-      return { leases: rows.map((r) => leaseFromRow(r)!), now: Date.now() };
+      const rows = this.q.listHeld.all() as LeaseListRow[];
+      return { leases: rows.map(leaseFromListRow), now: Date.now() };
     });
   }
 

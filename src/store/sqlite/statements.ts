@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { LEASE_LIST_COLUMNS } from "../rows.js";
 
 /**
  * Every statement the SQLite backend runs, prepared once per connection. A lease is current
@@ -9,7 +10,14 @@ export function prepareStatements(
 ): Record<StatementName, Database.Statement> {
   return {
     getLease: db.prepare("SELECT * FROM quiesce_leases WHERE scope = ?"),
-    listHeld: db.prepare("SELECT * FROM quiesce_leases WHERE held = 1 ORDER BY scope"),
+    // A table scan and a sort: walking the scope index instead looks every row up in the table
+    // again, which cost a third more with 10,000 leases (and more with many released scopes).
+    listHeld: db
+      .prepare(
+        `SELECT ${LEASE_LIST_COLUMNS.join(", ")} FROM quiesce_leases NOT INDEXED
+          WHERE held = 1 ORDER BY scope`,
+      )
+      .raw(true),
     upsertLease: db.prepare(`
       INSERT INTO quiesce_leases (scope, token, held, run_id, system, host, pid, pid_start, boot_id,
         child_pid, child_pid_start, command, note, ttl_ms, acquired_at, heartbeat_at, expires_at, expiry_reported)
