@@ -10,10 +10,11 @@ import pg from "pg";
  */
 export const PG_SCHEMA = `quiesce_bench_${process.pid}`;
 
-/** The store URL for the bench schema on `serverUrl`. */
-export function pgStoreUrl(serverUrl: string): string {
+/** The store URL for the bench schema on `serverUrl` (a bench that may run beside the
+ * lease-cycle one names a schema of its own). */
+export function pgStoreUrl(serverUrl: string, schema = PG_SCHEMA): string {
   const u = new URL(serverUrl);
-  u.searchParams.set("schema", PG_SCHEMA);
+  u.searchParams.set("schema", schema);
   return u.toString();
 }
 
@@ -40,8 +41,8 @@ export async function pgUnreachable(serverUrl: string): Promise<string | null> {
   }
 }
 
-export async function dropPgSchema(serverUrl: string): Promise<void> {
-  await pgQuery(serverUrl, `DROP SCHEMA IF EXISTS ${PG_SCHEMA} CASCADE`);
+export async function dropPgSchema(serverUrl: string, schema = PG_SCHEMA): Promise<void> {
+  await pgQuery(serverUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
 }
 
 export interface WalStats {

@@ -7,6 +7,7 @@ import type { Context } from "hono";
  * of all twice as much.
  */
 const SLICE = 200;
+const COMMA = 0x2c;
 
 /**
  * `c.json({ ...head, [key]: items.map(toJson) })`, byte for byte, written a slice of items at a
@@ -24,24 +25,27 @@ export function jsonList<T>(
   toJson: (item: T) => unknown,
 ): Response {
   const open = JSON.stringify(head);
-  let pending = `${open === "{}" ? "{" : `${open.slice(0, -1)},`}${JSON.stringify(key)}:[`;
   let next = 0;
-  const utf8 = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(
+        Buffer.from(`${open === "{}" ? "{" : `${open.slice(0, -1)},`}${JSON.stringify(key)}:`),
+      );
+    },
     pull(controller) {
+      const first = next === 0;
       const end = Math.min(items.length, next + SLICE);
-      if (next < end) {
-        // `[a,b]` without its brackets; slices are joined by a comma, as one array's items are.
-        const slice = JSON.stringify(items.slice(next, end).map((item) => toJson(item)));
-        pending += `${next > 0 ? "," : ""}${slice.slice(1, -1)}`;
-        next = end;
-      }
+      // Buffer.from, not TextEncoder: Node 20's TextEncoder took five times as long.
+      const slice = Buffer.from(JSON.stringify(items.slice(next, end).map((x) => toJson(x))));
+      next = end;
+      // `[a,b]` -> `[a,b` then `,c,d` ... `,y,z]`: one array's items, without copying the text.
+      if (!first) slice[0] = COMMA;
       if (next < items.length) {
-        controller.enqueue(utf8.encode(pending));
-        pending = "";
+        controller.enqueue(slice.subarray(0, -1));
         return;
       }
-      controller.enqueue(utf8.encode(`${pending}]}`));
+      controller.enqueue(slice);
+      controller.enqueue(Buffer.from("}"));
       controller.close();
     },
   });

@@ -70,6 +70,65 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         assert.deepEqual(got.lease, r.lease);
       }));
 
+    test("listLeases gives the held leases in scope order, each as getLease reads it", () =>
+      withStore("list", async (store) => {
+        const empty = await store.leases.listLeases();
+        assert.deepEqual(empty.leases, []);
+        assert.ok(
+          Math.abs(empty.now - (await store.now())) < 5_000,
+          "an empty listing has a clock",
+        );
+
+        // Text a listing must carry through unchanged, whatever the driver does with it.
+        const odd = `quote " backslash \\ newline \n tab \t zürich ✓ ${String.fromCodePoint(0x1f600)}`;
+        await store.leases.acquire({
+          scope: "c:3",
+          ttlMs: 60_000,
+          owner: owner("r3", { note: odd, command: "sh -c 'echo \"hi\"'", childPid: 9 }),
+          ticket: null,
+        });
+        assert.ok((await acquire(store, "a:1", "r1", 200)).ok);
+        assert.ok((await acquire(store, "b:2", "r2")).ok);
+        assert.ok(
+          (
+            await store.leases.release({
+              scope: "b:2",
+              token: 1,
+              runId: "r2",
+              host: "test-host",
+              pid: 4242,
+              reason: "done",
+            })
+          ).ok,
+        );
+        await sleep(300);
+        const taken = await store.leases.takeOver({
+          scope: "a:1",
+          staleToken: 1,
+          ttlMs: 60_000,
+          owner: owner("r4", { system: "backup", pid: null, pidStart: null, bootId: null }),
+          ticket: null,
+          record: {
+            previous: { token: 1, owner: owner("r1"), heartbeatAt: 1, expiresAt: 2 },
+            basis: "dead",
+            summary: `the owner is gone: ${odd}`,
+            probes: [{ probe: "local-process", verdict: "dead", evidence: "pid 4242 is gone" }],
+          },
+        });
+        assert.ok(taken.ok);
+
+        const listed = await store.leases.listLeases();
+        assert.deepEqual(
+          listed.leases.map((l) => l.scope),
+          ["a:1", "c:3"],
+          "held only (b:2 was released), in scope order",
+        );
+        for (const l of listed.leases)
+          assert.deepEqual(l, (await store.leases.getLease(l.scope)).lease);
+        assert.equal(listed.leases[1]!.owner.note, odd);
+        assert.equal(listed.leases[0]!.takeover?.summary, `the owner is gone: ${odd}`);
+      }));
+
     test("a held scope is refused with the holder (I1)", () =>
       withStore("held", async (store) => {
         assert.ok((await acquire(store, "s", "r1")).ok);

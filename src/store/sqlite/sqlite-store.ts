@@ -360,8 +360,11 @@ export class SqliteStore implements Store, LeaseStore {
 
   listLeases(): Promise<{ leases: LeaseRecord[]; now: number }> {
     return this.run("list leases", () => {
-      const rows = this.q.listHeld.all() as LeaseListRow[];
-      return { leases: rows.map(leaseFromListRow), now: Date.now() };
+      const rows = this.q.listHeld.all() as string[];
+      return {
+        leases: rows.map((r) => leaseFromListRow(JSON.parse(r) as LeaseListRow)),
+        now: Date.now(),
+      };
     });
   }
 
