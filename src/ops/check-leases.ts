@@ -18,14 +18,13 @@ export const leaseCollector: CheckCollector = {
     let heldTooLong = 0;
     for (const l of leases) {
       const s = leaseStatus(l, now);
-      const who = describeOwner(l.owner);
       if (l.expiresAt === Number.MAX_SAFE_INTEGER) {
         noExpiry++;
         findings.push({
           severity: "warning",
           code: "no_expiry",
           subject: l.scope,
-          message: `${l.scope} has no expiry (held by ${who}): it can never go stale on its own`,
+          message: `${l.scope} has no expiry (held by ${describeOwner(l.owner)}): it can never go stale on its own`,
         });
       } else if (s.expired) {
         expired++;
@@ -33,7 +32,7 @@ export const leaseCollector: CheckCollector = {
           severity: "critical",
           code: "expired",
           subject: l.scope,
-          message: `${l.scope} expired ${formatDuration(-s.expiresInMs)} ago and blocks its scope (held by ${who}); run: quiesce lock takeover ${l.scope}`,
+          message: `${l.scope} expired ${formatDuration(-s.expiresInMs)} ago and blocks its scope (held by ${describeOwner(l.owner)}); run: quiesce lock takeover ${l.scope}`,
         });
       }
       if (options.maxHoldMs !== null && s.heldForMs > options.maxHoldMs) {
@@ -42,11 +41,12 @@ export const leaseCollector: CheckCollector = {
           severity: "warning",
           code: "held_too_long",
           subject: l.scope,
-          message: `${l.scope} has been held for ${formatDuration(s.heldForMs)} (more than ${formatDuration(options.maxHoldMs)}) by ${who}`,
+          message: `${l.scope} has been held for ${formatDuration(s.heldForMs)} (more than ${formatDuration(options.maxHoldMs)}) by ${describeOwner(l.owner)}`,
         });
       }
     }
-    const labels = (scope: string, system: string) => ({ scope, system });
+    // One label set per lease, shared by its two series.
+    const labels = leases.map((l) => ({ scope: l.scope, system: l.owner.system }));
     return {
       findings,
       metrics: [
@@ -79,8 +79,8 @@ export const leaseCollector: CheckCollector = {
           prom: "lease_held_seconds",
           help: "How long each lease has been held",
           value: 0,
-          series: leases.map((l) => ({
-            labels: labels(l.scope, l.owner.system),
+          series: leases.map((l, i) => ({
+            labels: labels[i]!,
             value: (now - l.acquiredAt) / 1000,
           })),
         },
@@ -89,8 +89,8 @@ export const leaseCollector: CheckCollector = {
           prom: "lease_expired_seconds",
           help: "How long ago each stale lease expired (0: live)",
           value: 0,
-          series: leases.map((l) => ({
-            labels: labels(l.scope, l.owner.system),
+          series: leases.map((l, i) => ({
+            labels: labels[i]!,
             value: Math.max(0, now - l.expiresAt) / 1000,
           })),
         },

@@ -2,11 +2,11 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from "prom-client";
 import { EFFECT_STATES } from "../domain/effect-state.js";
 import { EventKind } from "../domain/event.js";
 import { RUN_STATES } from "../domain/journal-record.js";
-import { leaseStatus } from "../domain/lease.js";
 import { HOST_STATES } from "../domain/wave-state.js";
 import { RUNTIME_STATES } from "../domain/runtime-state.js";
 import { CheckStatus, runCheck, type CheckReport } from "../ops/check.js";
 import type { Store } from "../store/store.js";
+import { leaseAgeMetric } from "./lease-age-metric.js";
 
 const COUNTED = {
   [EventKind.LeaseTakenOver]: "takeovers",
@@ -46,11 +46,6 @@ export class ServerMetrics {
         "quiesce_leases_expired_unreleased",
         "Leases past their expiry and never released",
       ),
-      age: gauge(
-        "quiesce_lease_heartbeat_age_seconds",
-        "Seconds since each held lease's last heartbeat",
-        ["scope", "system"],
-      ),
       runs: gauge("quiesce_runs", "Journal runs by state", ["state"]),
       effects: gauge("quiesce_effects", "Journal side effects by state", ["state"]),
       review: gauge(
@@ -88,40 +83,41 @@ export class ServerMetrics {
   }
 
   private async scrape(): Promise<string> {
+    let ages: string;
     try {
-      await this.update();
+      ages = await this.update();
       this.g.up.set(1);
     } catch {
       // The store is down: say so, and drop the per-lease series rather than show stale ones.
       this.g.up.set(0);
       this.g.check.set(CheckStatus.UNKNOWN);
-      this.g.age.reset();
+      ages = leaseAgeMetric([], 0);
     }
-    return this.registry.metrics();
+    // prom-client separates metrics by a blank line and ends with a newline; so does this.
+    return `${await this.registry.metrics()}\n${ages}\n`;
   }
 
-  private async update(): Promise<void> {
+  /** Refills the gauges; returns the per-lease heartbeat ages, read at the same instant. */
+  private async update(): Promise<string> {
     const s = this.store;
-    const read = await s.leases.listLeases();
-    const [check, counts, waves, runtimes] = await Promise.all([
-      runCheck(s, { maxHoldMs: this.maxHoldMs, windowMs: 86_400_000, leases: read }),
+    // Independent reads at once (PostgreSQL answers them on separate connections); the check
+    // judges the very leases the gauges show.
+    const [{ read, check }, counts, waves, runtimes] = await Promise.all([
+      s.leases.listLeases().then(async (read) => ({
+        read,
+        check: await runCheck(s, { maxHoldMs: this.maxHoldMs, windowMs: 86_400_000, leases: read }),
+      })),
       s.journal.stateCounts(),
       s.waves.listWaves(),
       s.journal.listRuntimes(),
+      this.count(),
     ]);
-    await this.count();
     const g = this.g;
     g.check.set(check.status);
     const expired = read.leases.filter((l) => l.expiresAt <= read.now).length;
     g.leases.set({ state: "live" }, read.leases.length - expired);
     g.leases.set({ state: "expired" }, expired);
     g.expired.set(expired);
-    g.age.reset();
-    for (const l of read.leases)
-      g.age.set(
-        { scope: l.scope, system: l.owner.system },
-        leaseStatus(l, read.now).heartbeatAgeMs / 1000,
-      );
     for (const st of RUN_STATES) g.runs.set({ state: st }, counts.runs[st] ?? 0);
     for (const st of EFFECT_STATES) g.effects.set({ state: st }, counts.effects[st] ?? 0);
     g.review.set({ kind: "run" }, counts.runs.needs_review ?? 0);
@@ -132,6 +128,7 @@ export class ServerMetrics {
     const byState = new Map<string, number>();
     for (const rt of runtimes.runtimes) byState.set(rt.state, (byState.get(rt.state) ?? 0) + 1);
     for (const st of RUNTIME_STATES) g.runtimes.set({ state: st }, byState.get(st) ?? 0);
+    return leaseAgeMetric(read.leases, read.now);
   }
 
   /** Advances the counters by the takeovers, refusals and breaks written since the last scrape. */

@@ -46,7 +46,9 @@ export function opsRoutes(ctx: ServerContext): Hono {
   );
 
   app.get("/metrics", async (c) => {
-    const text = await ctx.metrics.render();
+    // As bytes: a string body this large (900 KB with 10,000 leases) is glued to the headers
+    // and encoded again inside the socket write, which cost more than Buffer.from.
+    const text = Buffer.from(await ctx.metrics.render());
     return c.body(text, 200, { "content-type": ctx.metrics.registry.contentType });
   });
 
