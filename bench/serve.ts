@@ -40,8 +40,6 @@ const STREAMS = 100;
 const SAMPLES = 20;
 const pgUrl = process.env.QUIESCE_BENCH_PG_URL || "postgres://postgres@127.0.0.1:5432/test";
 const CLI = join(REPO, "bin", "quiesce.js");
-/** Its own schema: the lease-cycle bench drops its schema when it starts and ends. */
-const PG_SCHEMA = "bench_serve";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const p95 = (xs: number[]) =>
@@ -307,11 +305,11 @@ try {
         console.log(`\nskipping PostgreSQL: ${skipped.postgres}`);
         continue;
       }
-      await dropPgSchema(pgUrl, PG_SCHEMA);
+      await dropPgSchema(pgUrl);
       try {
-        results.postgres = await bench(b, pgStoreUrl(pgUrl, PG_SCHEMA));
+        results.postgres = await bench(b, pgStoreUrl(pgUrl));
       } finally {
-        await dropPgSchema(pgUrl, PG_SCHEMA);
+        await dropPgSchema(pgUrl);
       }
     }
   }

@@ -10,11 +10,10 @@ import pg from "pg";
  */
 export const PG_SCHEMA = `quiesce_bench_${process.pid}`;
 
-/** The store URL for the bench schema on `serverUrl` (a bench that may run beside the
- * lease-cycle one names a schema of its own). */
-export function pgStoreUrl(serverUrl: string, schema = PG_SCHEMA): string {
+/** The store URL for the bench schema on `serverUrl`. */
+export function pgStoreUrl(serverUrl: string): string {
   const u = new URL(serverUrl);
-  u.searchParams.set("schema", schema);
+  u.searchParams.set("schema", PG_SCHEMA);
   return u.toString();
 }
 
@@ -41,8 +40,8 @@ export async function pgUnreachable(serverUrl: string): Promise<string | null> {
   }
 }
 
-export async function dropPgSchema(serverUrl: string, schema = PG_SCHEMA): Promise<void> {
-  await pgQuery(serverUrl, `DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+export async function dropPgSchema(serverUrl: string): Promise<void> {
+  await pgQuery(serverUrl, `DROP SCHEMA IF EXISTS ${PG_SCHEMA} CASCADE`);
 }
 
 export interface WalStats {
