@@ -83,12 +83,7 @@ export async function waitInQueue(
       let holderExpiresInMs = Infinity;
       try {
         if (now - refreshedAt >= TICKET_TTL_MS / 3) {
-          if (!(await store.leases.refreshTicket(ticket, TICKET_TTL_MS))) {
-            // Our place lapsed (this process was stopped past the ticket's life, or the
-            // server lost an unflushed ticket): others no longer see us. Join again, at the
-            // back, rather than wait unseen and race whoever is in line.
-            ticket = await store.leases.enqueue(req.scope, TICKET_TTL_MS, owner);
-          }
+          await store.leases.refreshTicket(ticket, TICKET_TTL_MS);
           refreshedAt = now;
         }
         if (direct) {

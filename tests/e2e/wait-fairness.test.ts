@@ -2,8 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { openStore } from "../../src/store/open-store.js";
-import { isAlive, startCli, waitFor, type CliProcess } from "../support/cli.js";
+import { startCli, waitFor } from "../support/cli.js";
 import { eachBackend, withLocation } from "../support/e2e.js";
 import { tempDir } from "../support/paths.js";
 
@@ -100,65 +99,6 @@ await eachBackend("run --wait: fair handoff", (b) => {
       const r = await patient.done;
       assert.equal(r.code, 0, r.stderr);
       assert.ok(existsSync(done));
-    });
-  });
-
-  test("a waiter stopped past its ticket's life joins the line again, at the back", async (t) => {
-    const tmp = tempDir();
-    t.after(tmp.cleanup);
-    const order = join(tmp.dir, "order");
-    const ready = join(tmp.dir, "ready");
-    const go = join(tmp.dir, "go");
-    const started: CliProcess[] = [];
-    t.after(() => {
-      // On a failed assertion, nobody is left stopped or waiting for `go`.
-      for (const p of started) if (isAlive(p.pid)) process.kill(p.pid, "SIGKILL");
-    });
-    await withLocation(b, "lapsed", async (url) => {
-      const run = (cmd: string) => {
-        const p = startCli([
-          "run",
-          "--store",
-          url,
-          "--lease",
-          "q",
-          "--ttl",
-          "5s",
-          "--wait",
-          "60s",
-          "--",
-          "sh",
-          "-c",
-          cmd,
-        ]);
-        started.push(p);
-        return p;
-      };
-      const holder = run(`touch ${ready}; while [ ! -f ${go} ]; do sleep 0.05; done`);
-      await waitFor("the holder to start", () => existsSync(ready));
-      const stopped = run(`echo stopped >> ${order}`);
-      await waitFor("the first waiter to queue", () => /waiting for q/.test(stopped.stderr()));
-      process.kill(stopped.pid, "SIGSTOP");
-      // Past the ticket's 3 s life: the line no longer counts it.
-      const store = await openStore(url);
-      t.after(() => store.close());
-      await waitFor(
-        "the stopped waiter's ticket to lapse",
-        async () => (await store.leases.peek("q", null)).waitersAhead === 0,
-        10_000,
-      );
-      const patient = run(`echo patient >> ${order}`);
-      await waitFor("the second waiter to queue", () => /waiting for q/.test(patient.stderr()));
-      process.kill(stopped.pid, "SIGCONT");
-      // It notices at its next ticket refresh and takes a new place: two in line again.
-      await waitFor(
-        "the resumed waiter to rejoin the line",
-        async () => (await store.leases.peek("q", null)).waitersAhead === 2,
-        10_000,
-      );
-      writeFileSync(go, "");
-      for (const p of [holder, patient, stopped]) assert.equal((await p.done).code, 0);
-      assert.deepEqual(readFileSync(order, "utf8").trim().split("\n"), ["patient", "stopped"]);
     });
   });
 });

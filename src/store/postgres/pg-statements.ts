@@ -244,11 +244,11 @@ SELECT $1::text, $2::text, $3::text, $4::integer, clock_timestamp(),
        clock_timestamp() + $5::bigint * interval '1 millisecond' FROM quick
 RETURNING id`;
 
-/** $1 ticket, $2 its TTL (ms). A lapsed ticket is not revived: the line stopped counting it. */
+/** $1 ticket, $2 its TTL (ms). */
 export const REFRESH_TICKET = `
 WITH ${NO_FLUSH_WAIT}
 UPDATE quiesce_waiters SET expires_at = clock_timestamp() + $2::bigint * interval '1 millisecond'
-  FROM quick WHERE id = $1 AND expires_at > clock_timestamp() RETURNING id`;
+  FROM quick WHERE id = $1 RETURNING id`;
 
 export const GET_STATE = `
 SELECT key, value, token, quiesce_ms(updated_at) AS updated_at FROM quiesce_state WHERE scope = $1 ORDER BY key`;

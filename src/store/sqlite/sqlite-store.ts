@@ -390,7 +390,7 @@ export class SqliteStore implements Store, LeaseStore {
   refreshTicket(ticket: number, waiterTtlMs: number): Promise<boolean> {
     return this.tx.writeUnsynced(
       "refresh a wait ticket",
-      (now) => this.q.refreshWaiter.run(now + waiterTtlMs, ticket, now).changes === 1,
+      (now) => this.q.refreshWaiter.run(now + waiterTtlMs, ticket).changes === 1,
     );
   }
 

@@ -95,10 +95,7 @@ export function prepareStatements(
     enqueue: db.prepare(`
       INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
       VALUES (:scope, :run_id, :host, :pid, :now, :expires_at)`),
-    // A lapsed ticket is not revived: the line stopped counting it, so its place is gone.
-    refreshWaiter: db.prepare(
-      "UPDATE quiesce_waiters SET expires_at = ? WHERE id = ? AND expires_at > ?",
-    ),
+    refreshWaiter: db.prepare("UPDATE quiesce_waiters SET expires_at = ? WHERE id = ?"),
     deleteWaiter: db.prepare("DELETE FROM quiesce_waiters WHERE id = ?"),
     purgeWaiters: db.prepare("DELETE FROM quiesce_waiters WHERE scope = ? AND expires_at <= ?"),
     insertEvent: db.prepare(`
