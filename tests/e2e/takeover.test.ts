@@ -156,7 +156,7 @@ await eachBackend("takeover with proof of death (I5, I6)", (b) => {
       ]);
       await waitFor("the command", () => existsSync(ready));
       const held = await showLease(url, "s");
-      process.kill(holder.pid, "SIGSTOP");
+      await b.stopOutsideWrite(url, holder.pid);
       // The command runs on, so stop it too: the point is the stopped holder.
       process.kill(held!.owner.childPid!, "SIGSTOP");
       await untilExpired(url, "s");

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { after } from "node:test";
 import { CLI } from "./paths.js";
 
 export interface CliResult {
@@ -52,8 +53,46 @@ export function startProcess(
     }),
   );
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const seq = ++started;
+  running.set(child, seq);
+  child.once("exit", () => running.delete(child));
   return { child, pid: child.pid!, done, exited, stdout: () => out, stderr: () => err };
 }
+
+/**
+ * Every process the tests started and that has not exited, with its start number. A test that
+ * fails half-way leaves its processes behind: a holder stopped with SIGSTOP, a holder waiting
+ * for a file that will never be written. Their pipes keep the test file's process alive, and
+ * the suite would hang until CI's time limit instead of failing with a name.
+ */
+const running = new Map<ChildProcess, number>();
+let started = 0;
+
+/** How many processes have been started so far (a mark for killStartedSince). */
+export function startedSoFar(): number {
+  return started;
+}
+
+/** SIGKILLs (and lets go of) every process started after `mark` that is still running. */
+export function killStartedSince(mark: number): void {
+  for (const [child, seq] of running) {
+    if (seq <= mark) continue;
+    try {
+      // SIGKILL also ends a stopped process; SIGCONT is not needed.
+      process.kill(child.pid!, "SIGKILL");
+    } catch {
+      // already gone
+    }
+    // A grandchild (the command of a killed `quiesce run`) may still hold the pipes open.
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+    child.unref();
+    running.delete(child);
+  }
+}
+
+// The backstop: whatever a test file left running is gone when its tests are done.
+after(() => killStartedSince(0));
 
 export function cli(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return startCli(args, env).done;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { describe } from "node:test";
 import { BACKENDS, type Backend } from "./backends.js";
-import { cli, type CliResult } from "./cli.js";
+import { cli, killStartedSince, startedSoFar, type CliResult } from "./cli.js";
 
 /**
  * Declares the same end-to-end suite once per backend. Each backend's block is skipped with
@@ -21,8 +21,14 @@ export async function withLocation(
   fn: (url: string) => Promise<void>,
 ): Promise<void> {
   const loc = b.prepare(tag);
+  const mark = startedSoFar();
   try {
     await fn(loc.url);
+  } catch (e) {
+    // A failed test's processes go first: a stopped one inside a PostgreSQL transaction would
+    // hold locks that the schema's DROP waits for, for ever.
+    killStartedSince(mark);
+    throw e;
   } finally {
     await loc.cleanup();
   }
