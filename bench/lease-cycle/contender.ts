@@ -20,7 +20,17 @@ export interface Acquisition {
 }
 
 export type ContenderMessage =
-  { type: "ready" } | { type: "done"; log: Acquisition[]; refused: number; error?: string };
+  | { type: "ready" }
+  | {
+      type: "done";
+      log: Acquisition[];
+      refused: number;
+      error?: string;
+      /** Calls this process made to the store's lease methods during the run, by method. */
+      calls: Record<string, number>;
+      /** CPU time (user + system) of this process during the run, ms. */
+      cpuMs: number;
+    };
 export type ParentMessage = { type: "go"; startAt: number; endAt: number };
 
 const [storeUrl, scope, holdArg] = process.argv.slice(2);
@@ -31,7 +41,25 @@ if (!storeUrl || !scope || !process.send) {
 const holdMs = Number(holdArg ?? 5);
 const send = (m: ContenderMessage) => process.send!(m);
 
-const leases = new Leases(await openStore(storeUrl));
+const store = await openStore(storeUrl);
+// Every call to the store's lease methods is counted: how many reads and writes a handoff costs
+// does not depend on the machine's load, the times do.
+const calls: Record<string, number> = {};
+const counted = new Proxy(store.leases, {
+  get(target, key, receiver) {
+    const v = Reflect.get(target, key, receiver) as unknown;
+    if (typeof v !== "function" || typeof key !== "string") return v;
+    return (...args: unknown[]) => {
+      calls[key] = (calls[key] ?? 0) + 1;
+      return (v as (...a: unknown[]) => unknown).apply(target, args);
+    };
+  },
+});
+const leases = new Leases(
+  new Proxy(store, {
+    get: (t, k, r) => (k === "leases" ? counted : (Reflect.get(t, k, r) as unknown)),
+  }),
+);
 const go = await new Promise<ParentMessage>((resolve) => {
   process.once("message", (m) => resolve(m as ParentMessage));
   send({ type: "ready" });
@@ -39,8 +67,11 @@ const go = await new Promise<ParentMessage>((resolve) => {
 const log: Acquisition[] = [];
 let refused = 0;
 let error: string | undefined;
+let cpu = process.cpuUsage();
 try {
   await sleep(Math.max(0, go.startAt - epochMs()));
+  cpu = process.cpuUsage();
+  for (const k of Object.keys(calls)) delete calls[k];
   while (epochMs() < go.endAt) {
     const waitStart = epochMs();
     const r = await leases.tryAcquire(scope, { wait: "30s", keepAlive: false, ttl: "10s" });
@@ -64,6 +95,7 @@ try {
 } catch (e) {
   error = (e as Error).message;
 }
-send({ type: "done", log, refused, error });
+const used = process.cpuUsage(cpu);
+send({ type: "done", log, refused, error, calls, cpuMs: (used.user + used.system) / 1000 });
 await leases.close();
 process.disconnect();

@@ -6,7 +6,7 @@ import type { Acquisition, ContenderMessage, ParentMessage } from "./contender.j
 import { openTarget, type Target } from "./subjects.js";
 import type { HandoffReference } from "./advisory-handoff.js";
 
-const CONTENDERS = 4;
+const CONTENDERS = Number(process.env.BENCH_CONTENDERS ?? 4);
 const HOLD_MS = 5;
 const SCOPE = "bench:fairness";
 const CONTENDER = fileURLToPath(new URL("./contender.js", import.meta.url));
@@ -34,6 +34,10 @@ export interface FairnessResult {
   /** pg_advisory_lock's handoff in the same run (the reference), if PostgreSQL is reachable. */
   reference: HandoffReference | null;
   perProcess: Record<string, number>;
+  /** Store lease-method calls of all contenders per acquisition, by method. */
+  callsPerAcquisition: Record<string, number>;
+  /** CPU (user + system) of all contenders per acquisition, ms. */
+  cpuMsPerAcquisition: number;
   refused: number;
   errors: string[];
 }
@@ -74,6 +78,19 @@ export async function measureFairness(
   for (const c of children) c.send(go);
   const results = await Promise.all(done);
   return { ...analyse(t.backend, seconds, results), reference };
+}
+
+/** Store calls of all contenders, by method, per acquisition. */
+function perAcquisition(
+  results: Extract<ContenderMessage, { type: "done" }>[],
+  acquisitions: number,
+): Record<string, number> {
+  const sum: Record<string, number> = {};
+  for (const r of results) {
+    for (const [k, n] of Object.entries(r.calls)) sum[k] = (sum[k] ?? 0) + n;
+  }
+  for (const k of Object.keys(sum)) sum[k] = sum[k]! / Math.max(1, acquisitions);
+  return sum;
 }
 
 function analyse(
@@ -122,6 +139,8 @@ function analyse(
     meanHoldMs: meanOf((a) => a.heldUntil - a.acquiredAt),
     meanReleaseMs: meanOf((a) => a.releasedAt - a.heldUntil),
     perProcess,
+    callsPerAcquisition: perAcquisition(results, log.length),
+    cpuMsPerAcquisition: results.reduce((s, r) => s + r.cpuMs, 0) / Math.max(1, log.length),
     refused: results.reduce((s, r) => s + r.refused, 0),
     errors: results.flatMap((r) => (r.error ? [r.error] : [])),
   };
@@ -191,6 +210,13 @@ export function printFairness(r: FairnessResult): void {
   );
   note(
     `acquisitions per process: ${Object.values(r.perProcess).join(", ")}; refusals: ${r.refused}`,
+  );
+  const calls = Object.entries(r.callsPerAcquisition).sort(([a], [b]) => a.localeCompare(b));
+  note(
+    `store calls per acquisition, all contenders: ${fmt(
+      calls.reduce((s, [, n]) => s + n, 0),
+      2,
+    )} (${calls.map(([k, n]) => `${k} ${fmt(n, 2)}`).join(", ")}); contenders' CPU per acquisition: ${fmt(r.cpuMsPerAcquisition, 2)} ms`,
   );
   for (const e of r.errors) note(`contender error: ${e}`);
 }

@@ -22,7 +22,7 @@ import { recordFenceRefusal } from "./fence-events.js";
 import { Lease } from "./lease.js";
 import { hostIdentity } from "../process/process-identity.js";
 import { retryTransient } from "./store-retry.js";
-import { waitInQueue, type WaitRefused } from "./wait-queue.js";
+import { TICKET_TTL_MS, waitInQueue, type WaitRefused } from "./wait-queue.js";
 
 export type Refusal = {
   ok: false;
@@ -169,15 +169,24 @@ export class Leases implements AsyncDisposable {
           ttlMs: req.timing.ttlMs,
           owner: req.owner,
           ticket: null,
+          // Waiting: a refusal comes with a place in line (one round trip, not two).
+          ...(req.waitMs > 0 ? { queueTtlMs: TICKET_TTL_MS } : {}),
         });
       },
       begin + req.waitMs,
       options.signal,
     );
     if (first.ok) return { ok: true, lease: this.adopt(first.lease, req, start) };
+    const ticket = first.ticket ?? null;
     let firstRefusal: WaitRefused = first;
     if (first.reason === "expired" && takeover) {
-      const t = await attempt(null);
+      let t: Awaited<ReturnType<typeof attempt>>;
+      try {
+        t = await attempt(ticket); // a takeover that wins takes the ticket out of line
+      } catch (e) {
+        if (ticket !== null) await this.store.leases.dequeue(ticket).catch(() => undefined);
+        throw e;
+      }
       if (t && "lease" in t) return { ok: true, lease: this.adopt(t.lease, req, t.start) };
       if (t) firstRefusal = { ...first, decision: t.decision };
     }
@@ -188,6 +197,7 @@ export class Leases implements AsyncDisposable {
       options,
       firstRefusal,
       takeover ? (_h, ticket) => attempt(ticket) : null,
+      ticket,
     );
     if (!waited.ok) return refusal(scope, waited);
     return { ok: true, lease: this.adopt(waited.lease, req, waited.start) };

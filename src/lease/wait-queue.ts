@@ -7,7 +7,7 @@ import { readClock, sleep } from "../process/clock.js";
 import { retryTransient } from "./store-retry.js";
 
 /** A waiter that stops refreshing its ticket (it died) drops out of line after this long. */
-const TICKET_TTL_MS = 3000;
+export const TICKET_TTL_MS = 3000;
 const PROGRESS_EVERY_MS = 1000;
 /**
  * With wake-ups live, the poll is only a safety net for a lost hint: this slow. (Without them,
@@ -48,38 +48,46 @@ export async function waitInQueue(
   options: AcquireOptions,
   first: WaitRefused,
   onExpired: OnExpired | null,
+  /** A place in line already taken (with the refused acquisition), else null. */
+  queued: number | null = null,
 ): Promise<WaitResult> {
   const begin = readClock().mono;
   const deadline = begin + req.waitMs;
   const owner = req.owner;
-  // Before the ticket: a release between our enqueue and our first read is then not missed.
+  // The first read comes after the watch opens, so a release after the ticket (taken before
+  // or after the watch) is never missed: the read or a hint sees it.
   const watch = store.leases.watch(req.scope);
   // A dropped connection or a restarting server is waited out while the wait has time left.
   let ticket: number;
   try {
-    ticket = await retryTransient(
-      () => store.leases.enqueue(req.scope, TICKET_TTL_MS, owner),
-      deadline,
-      options.signal,
-    );
+    ticket =
+      queued ??
+      (await retryTransient(
+        () => store.leases.enqueue(req.scope, TICKET_TTL_MS, owner),
+        deadline,
+        options.signal,
+      ));
   } catch (e) {
     watch.close();
     throw e;
   }
+  watch.setTicket(ticket);
   let last: WaitRefused = first;
   let backoffMs = 0;
   let refreshedAt = readClock().mono;
   let reportedAt = -Infinity;
   let expiryNoted = first.reason === "expired" ? first.holder?.token : undefined;
   let won = false;
-  // First in line at the last read, and a hint came since: the lease was most likely released
-  // to us, so try the acquisition (which checks the line itself) without reading first.
+  // Named first in line by a release, or first at the last read and a hint came since: the
+  // lease was most likely released to us, so try the acquisition (which checks the line
+  // itself) without reading first.
   let firstInLine = false;
   let direct = false;
   try {
     for (;;) {
       const now = readClock().mono;
       const hintsSeen = watch.hints; // before the read: a hint after it ends the next sleep
+      const namedSeen = watch.named;
       let holderExpiresInMs = Infinity;
       try {
         if (now - refreshedAt >= TICKET_TTL_MS / 3) {
@@ -177,7 +185,8 @@ export async function waitInQueue(
       const pause = Math.min(poll, Math.max(1, holderExpiresInMs + 1), Math.max(1, refreshIn));
       if (backoffMs > 0) await sleep(Math.min(backoffMs, left), options.signal);
       else await watch.next(hintsSeen, Math.min(pause, left), options.signal);
-      direct = firstInLine && watch.hints > hintsSeen;
+      // Named by a release as first in line, or first at the last read and hinted since.
+      direct = watch.named > namedSeen || (firstInLine && watch.hints > hintsSeen);
     }
   } finally {
     watch.close();

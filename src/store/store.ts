@@ -126,12 +126,18 @@ export interface LeaseStore {
 export interface ScopeWatch {
   /** How many hints have arrived so far; read it before the `peek`, pass it to `next`. */
   readonly hints: number;
+  /** How many of them named this waiter's ticket (set with `setTicket`) as first in line at a
+   * release: then the lease was most likely just freed for it. */
+  readonly named: number;
   /** Whether hints can arrive now (PostgreSQL: the LISTEN connection is up). A waiter whose
    * watch is not live polls at its fast interval. */
   readonly live: boolean;
   /** Resolves at the first hint after `seen` (at once if one came already) or after `ms`;
    * rejects with the signal's reason on abort. */
   next(seen: number, ms: number, signal?: AbortSignal): Promise<void>;
+  /** The waiter's ticket, once enqueued: from then on a release that names the ticket first in
+   * line wakes only that waiter (see WakeBoard). */
+  setTicket(ticket: number): void;
   /** Idempotent. */
   close(): void;
 }
@@ -162,6 +168,12 @@ export interface AcquireRequest {
   owner: LeaseOwner;
   /** The caller's place in the wait queue, or null when it does not wait. */
   ticket: number | null;
+  /**
+   * With no ticket yet: when refused, take a place in line in the same transaction, a ticket
+   * valid this long (ms), returned with the refusal. Saves the waiter a round trip (and, on
+   * SQLite, a write transaction) at the moment the lease changes hands.
+   */
+  queueTtlMs?: number;
 }
 
 export type AcquireOutcome =
@@ -174,6 +186,8 @@ export type AcquireOutcome =
       holder: LeaseRecord | null;
       now: number;
       waitersAhead: number;
+      /** The place in line taken with the refusal (`queueTtlMs`). */
+      ticket?: number;
     };
 
 export interface TakeoverRequest {

@@ -9,9 +9,13 @@ export function wakeupsDropped(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.QUIESCE_FAULT_DROP_WAKEUPS === "1";
 }
 
-interface Entry {
+/** One open watch: a waiter's view of the hints for its scope. */
+interface Watcher {
+  /** The waiter's place in line, once it has one: hints naming another ticket pass it by. */
+  ticket: number | null;
   hints: number;
-  watchers: number;
+  /** Hints that named this waiter's ticket: it was first in line at a release. */
+  named: number;
   waiting: Set<() => void>;
 }
 
@@ -21,11 +25,16 @@ interface Entry {
  * A hint only means "re-read the store": the waiter's next read decides, so a spurious hint
  * costs a read and a lost one costs the waiter's safety poll.
  *
+ * A release names the ticket first in line, and only that waiter is woken: the others could
+ * not take the lease anyway, and waking every waiter on every handoff made each handoff cost a
+ * read per waiter (with 4 waiters on 2 cores, most of a handoff's time). A waiter whose ticket
+ * is not known yet (it is still enqueueing) takes every hint for its scope.
+ *
  * `onActive(true)` is called when the first watch opens, `onActive(false)` when the last one
  * closes, so a backend listens only while someone waits.
  */
 export class WakeBoard {
-  private readonly entries = new Map<string, Entry>();
+  private readonly scopes = new Map<string, Set<Watcher>>();
   private readonly drop = wakeupsDropped();
   private watchers = 0;
 
@@ -34,48 +43,71 @@ export class WakeBoard {
     private readonly onActive: (active: boolean) => void = () => undefined,
   ) {}
 
-  /** A hint for one scope (PostgreSQL names the scope in the notification). */
-  hint(scope: string): void {
+  /**
+   * A hint for one scope (PostgreSQL names the scope in the notification); with `ticket`, only
+   * for the waiter holding that place in line.
+   */
+  hint(scope: string, ticket?: number): void {
     if (this.drop) return;
-    const e = this.entries.get(scope);
-    if (e) wake(e);
+    for (const w of this.scopes.get(scope) ?? []) {
+      if (ticket === undefined || w.ticket === null || w.ticket === ticket) {
+        wake(w, ticket !== undefined && w.ticket === ticket);
+      }
+    }
   }
 
-  /** A hint for every scope (SQLite's wake file does not say which). */
+  /** A hint for the waiter holding `ticket`, whatever its scope (tickets are unique per store). */
+  hintTicket(ticket: number): void {
+    if (this.drop) return;
+    for (const set of this.scopes.values()) {
+      for (const w of set)
+        if (w.ticket === null || w.ticket === ticket) wake(w, w.ticket === ticket);
+    }
+  }
+
+  /** A hint for every scope (SQLite's wake file may not say which). */
   hintAll(): void {
     if (this.drop) return;
-    for (const e of this.entries.values()) wake(e);
+    for (const set of this.scopes.values()) for (const w of set) wake(w, false);
   }
 
   watch(scope: string): ScopeWatch {
-    let e = this.entries.get(scope);
-    if (!e) {
-      e = { hints: 0, watchers: 0, waiting: new Set() };
-      this.entries.set(scope, e);
+    let set = this.scopes.get(scope);
+    if (!set) {
+      set = new Set();
+      this.scopes.set(scope, set);
     }
-    const entry = e;
-    entry.watchers++;
+    const watchers = set;
+    const me: Watcher = { ticket: null, hints: 0, named: 0, waiting: new Set() };
+    watchers.add(me);
     if (this.watchers++ === 0) this.onActive(true);
     let closed = false;
     const isLive = () => !closed && this.isLive();
     const closing = () => {
-      if (--entry.watchers === 0) this.entries.delete(scope);
+      watchers.delete(me);
+      if (watchers.size === 0) this.scopes.delete(scope);
       if (--this.watchers === 0) this.onActive(false);
     };
     return {
       get hints() {
-        return entry.hints;
+        return me.hints;
+      },
+      get named() {
+        return me.named;
       },
       get live() {
         return isLive();
       },
+      setTicket(ticket) {
+        me.ticket = ticket;
+      },
       next(seen, ms, signal) {
         return new Promise<void>((resolve, reject) => {
           if (signal?.aborted) return reject(signal.reason as Error);
-          if (entry.hints > seen || closed) return resolve();
+          if (me.hints > seen || closed) return resolve();
           const done = () => {
             clearTimeout(timer);
-            entry.waiting.delete(done);
+            me.waiting.delete(done);
             signal?.removeEventListener("abort", onAbort);
             resolve();
           };
@@ -84,21 +116,22 @@ export class WakeBoard {
             reject(signal!.reason as Error);
           };
           const timer = setTimeout(done, Math.max(0, ms));
-          entry.waiting.add(done);
+          me.waiting.add(done);
           signal?.addEventListener("abort", onAbort, { once: true });
         });
       },
       close() {
         if (closed) return;
         closed = true;
-        for (const w of [...entry.waiting]) w();
+        for (const w of [...me.waiting]) w();
         closing();
       },
     };
   }
 }
 
-function wake(e: Entry): void {
-  e.hints++;
-  for (const w of [...e.waiting]) w();
+function wake(w: Watcher, named: boolean): void {
+  w.hints++;
+  if (named) w.named++;
+  for (const done of [...w.waiting]) done();
 }

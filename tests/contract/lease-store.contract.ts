@@ -371,6 +371,37 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         );
       }));
 
+    test("a refused acquisition that asks to queue comes back with its place in line", () =>
+      withStore("queue-on-refusal", async (store) => {
+        const ask = (runId: string) =>
+          store.leases.acquire({
+            scope: "s",
+            ttlMs: 10_000,
+            owner: owner(runId),
+            ticket: null,
+            queueTtlMs: 5000,
+          });
+        const won = await ask("holder");
+        assert.ok(won.ok, "a free scope is simply acquired");
+        assert.equal((await store.leases.peek("s", null)).waitersAhead, 0, "and no ticket taken");
+        const a = await ask("a");
+        const b = await ask("b");
+        assert.ok(!a.ok && !b.ok && a.reason === "held" && b.reason === "held");
+        assert.ok(a.ticket !== undefined && b.ticket !== undefined && b.ticket > a.ticket);
+        assert.deepEqual([a.waitersAhead, b.waitersAhead], [0, 1], "counted before its own ticket");
+        assert.equal((await store.leases.peek("s", b.ticket)).waitersAhead, 1);
+        const rel = await store.leases.release({
+          ...{ scope: "s", token: won.lease.token, runId: "holder" },
+          ...{ host: "test-host", pid: 4242, reason: "done" },
+        });
+        assert.ok(rel.ok);
+        const jump = await acquire(store, "s", "b", 10_000, b.ticket);
+        assert.ok(!jump.ok && jump.reason === "queued", "the second ticket cannot jump the line");
+        const first = await acquire(store, "s", "a", 10_000, a.ticket);
+        assert.ok(first.ok, "the first ticket gets it");
+        assert.equal((await store.leases.peek("s", b.ticket)).waitersAhead, 0);
+      }));
+
     test("a ticket that is not refreshed stops blocking the line", () =>
       withStore("queue-ttl", async (store) => {
         const o = { runId: "w", host: "h", pid: 1 };

@@ -66,6 +66,40 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
         }
       }));
 
+    test("a release wakes the waiter first in line, not the ones behind it", () =>
+      withTwo("head", async (a, b) => {
+        const held = await b.leases.acquire({
+          scope: "s",
+          ttlMs: 10_000,
+          owner: owner("holder"),
+          ticket: null,
+        });
+        assert.ok(held.ok);
+        const first = a.leases.watch("s");
+        const second = a.leases.watch("s");
+        try {
+          await live(first);
+          first.setTicket(await a.leases.enqueue("s", 10_000, owner("first")));
+          second.setTicket(await a.leases.enqueue("s", 10_000, owner("second")));
+          const seen = { first: first.hints, second: second.hints, named: first.named };
+          const rel = await b.leases.release({
+            ...{ scope: "s", token: held.lease.token, runId: "holder" },
+            ...{ host: "test-host", pid: 4242, reason: "done" },
+          });
+          assert.ok(rel.ok);
+          await first.next(seen.first, HINT_WAIT_MS);
+          assert.ok(first.hints > seen.first, "the first in line was not woken");
+          assert.equal(first.named, seen.named + 1, "the hint did not name the first in line");
+          // Both watches hear the same notification (one LISTEN connection, one wake file read):
+          // had the second been woken, it would have been by now.
+          await new Promise((r) => setTimeout(r, 100));
+          assert.equal(second.hints, seen.second, "the second in line was woken by the release");
+        } finally {
+          first.close();
+          second.close();
+        }
+      }));
+
     test("a hint is not a grant: a waiter woken while someone else holds the scope keeps waiting", () =>
       withTwo("nogrant", async (a, b) => {
         // Another waiter leaving the line sends a hint while the lease is still held.

@@ -29,7 +29,24 @@ SELECT ${LEASE_LIST_COLUMNS.map((c) => (TIMES.has(c) ? `quiesce_ms(l.${c})` : `l
 const AHEAD = `(SELECT count(*)::int FROM quiesce_waiters w
                  WHERE w.scope = $1 AND w.expires_at > clock.now AND ($2::bigint IS NULL OR w.id < $2::bigint))`;
 
-/** $1 scope, $2 ticket, $3..$12 owner, $13 ttl_ms, $14 event detail. One statement, one commit. */
+/**
+ * After a release (joined LATERAL to `rel`, with `clock`): notify the live ticket first in line,
+ * as "SCOPE TICKET" (scopes hold no spaces), so that only that waiter wakes (see WakeBoard).
+ * No waiter, no notification.
+ */
+const WAKE_HEAD = `
+  SELECT pg_notify($7::text, rel.scope || ' ' || h.id)
+    FROM (SELECT min(w.id) AS id FROM quiesce_waiters w, clock
+           WHERE w.scope = rel.scope AND w.expires_at > clock.now) AS h
+   WHERE h.id IS NOT NULL`;
+
+/**
+ * $1 scope, $2 ticket, $3..$12 owner, $13 ttl_ms, $14 event detail, $15 the TTL as words,
+ * $16 the TTL of a place in line to take if refused (null: none). One statement, one commit.
+ * One row either way: the lease won (`won`), or what was in the way, as PEEK reads it (the
+ * lease row as of the statement's snapshot, and the waiters ahead), so a refusal costs no
+ * second round trip.
+ */
 export const ACQUIRE = `
 WITH clock AS (SELECT clock_timestamp() AS now),
 acq AS (
@@ -56,8 +73,26 @@ ev AS (
   SELECT clock.now, 'lease.acquired', acq.scope, acq.token, acq.run_id, acq.host, acq.pid,
          'acquired with token ' || acq.token || ' for ' || $15::text, $14::jsonb
     FROM acq, clock
+),
+-- Refused and asked to queue ($16, the ticket's TTL): take a place in line, committed without
+-- waiting for the WAL flush (see NO_FLUSH_WAIT; nothing else was written).
+quick AS (
+  SELECT set_config('synchronous_commit', 'off', true) AS off
+   WHERE $16::bigint IS NOT NULL AND $2::bigint IS NULL AND NOT EXISTS (SELECT 1 FROM acq)
+),
+enq AS (
+  INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
+  SELECT $1, $3, $5, $6, clock.now, clock.now + $16::bigint * interval '1 millisecond'
+    FROM clock, quick
+  RETURNING id
 )
-SELECT ${leaseColumns("acq")}, quiesce_ms(clock.now) AS now FROM acq, clock`;
+SELECT true AS won, ${leaseColumns("acq")}, quiesce_ms(clock.now) AS now, 0 AS ahead,
+       NULL::bigint AS ticket
+  FROM acq, clock
+UNION ALL
+SELECT false, ${leaseColumns("l")}, quiesce_ms(clock.now), ${AHEAD}, (SELECT id FROM enq)
+  FROM clock LEFT JOIN quiesce_leases l ON l.scope = $1
+ WHERE NOT EXISTS (SELECT 1 FROM acq)`;
 
 /** $1 scope, $2 ticket: the lease (if any row) and the queue ahead, at one instant. */
 export const PEEK = `
@@ -121,9 +156,7 @@ ev AS (
          jsonb_build_object('reason', $6::text)
     FROM rel, clock
 )
-SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (
-  SELECT pg_notify($7::text, rel.scope)
-   WHERE EXISTS (SELECT 1 FROM quiesce_waiters w WHERE w.scope = rel.scope)) AS wake ON true`;
+SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (${WAKE_HEAD}) AS wake ON true`;
 
 /** $1 scope, $2 token, $3 child pid, $4 child start. */
 export const SET_CHILD = `
@@ -208,9 +241,7 @@ ev AS (
          jsonb_build_object('reason', $6::text, 'stale', true)
     FROM rel, clock
 )
-SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (
-  SELECT pg_notify($7::text, rel.scope)
-   WHERE EXISTS (SELECT 1 FROM quiesce_waiters w WHERE w.scope = rel.scope)) AS wake ON true`;
+SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (${WAKE_HEAD}) AS wake ON true`;
 
 /** $1 run id, $2 kinds (text[]), $3 scope, $4 token: last working event, and the give-up. */
 export const OWNER_ACTIVITY = `

@@ -135,14 +135,28 @@ export class PgStore implements Store, LeaseStore {
       req.ttlMs,
       detail,
       formatDuration(req.ttlMs),
+      req.ticket === null ? (req.queueTtlMs ?? null) : null,
     ];
-    const rows = await this.q<LeaseRow & { now: number }>("acquire a lease", sql.ACQUIRE, params);
-    const won = rows[0];
-    if (won) return { ok: true, lease: leaseFromRow(won)!, now: won.now };
-    const p = await this.peekRow(req.scope, req.ticket);
+    const [row] = await this.q<PeekRow & { won: boolean; ticket: string | null }>(
+      "acquire a lease",
+      sql.ACQUIRE,
+      params,
+    );
+    const p = row!;
+    if (p.won) return { ok: true, lease: leaseFromRow(p)!, now: p.now };
+    // A place in line, when asked for; `waitersAhead` counts those ahead of it.
+    const queued = p.ticket === null ? {} : { ticket: Number(p.ticket) };
     const holder = leaseFromRow(p);
-    if (!holder)
-      return { ok: false, reason: "queued", holder: null, now: p.now, waitersAhead: p.ahead };
+    if (!holder) {
+      return {
+        ok: false,
+        reason: "queued",
+        holder: null,
+        now: p.now,
+        waitersAhead: p.ahead,
+        ...queued,
+      };
+    }
     const expired = holder.expiresAt <= p.now;
     if (expired && !p.expiry_reported)
       await this.q("log an expired lease", sql.NOTE_EXPIRY, [
@@ -156,6 +170,7 @@ export class PgStore implements Store, LeaseStore {
       holder,
       now: p.now,
       waitersAhead: p.ahead,
+      ...queued,
     };
   }
 

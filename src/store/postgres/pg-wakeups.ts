@@ -95,7 +95,13 @@ export class PgWakeups {
     client.on("error", lost);
     client.on("end", lost);
     client.on("notification", (m) => {
-      if (m.channel === this.channel) this.board.hint(m.payload ?? "");
+      if (m.channel !== this.channel) return;
+      // "SCOPE TICKET" names the waiter first in line; a bare "SCOPE" is for every waiter.
+      const payload = m.payload ?? "";
+      const space = payload.lastIndexOf(" ");
+      const ticket = space < 0 ? NaN : Number(payload.slice(space + 1));
+      if (Number.isSafeInteger(ticket)) this.board.hint(payload.slice(0, space), ticket);
+      else this.board.hint(payload);
     });
     this.client = client;
     try {

@@ -94,11 +94,20 @@ export class SqliteStore implements Store, LeaseStore {
     return this.wakeups.watch(scope);
   }
 
-  /** Wakes waiters after a commit that may have freed a scope (a hint, see SqliteWakeups). */
-  private async woken<T>(p: Promise<T>, freed: () => boolean): Promise<T> {
+  /**
+   * Wakes waiters after a commit that may have let one in (a hint, see SqliteWakeups): the one
+   * first in line (a ticket), all of them ("all"), or none (null).
+   */
+  private async woken<T>(p: Promise<T>, whom: () => number | "all" | null): Promise<T> {
     const r = await p;
-    if (freed()) this.wakeups.signal();
+    const target = whom();
+    if (target !== null) this.wakeups.signal(target);
     return r;
+  }
+
+  /** The live ticket first in line for `scope`, if any. */
+  private headTicket(scope: string, now: number): number | null {
+    return (this.q.headTicket.get(scope, now) as { id: number | null }).id;
   }
 
   private run<T>(doing: string, fn: () => T): Promise<T> {
@@ -113,7 +122,16 @@ export class SqliteStore implements Store, LeaseStore {
     return Promise.resolve(Date.now());
   }
 
-  acquire(req: AcquireRequest): Promise<AcquireOutcome> {
+  async acquire(req: AcquireRequest): Promise<AcquireOutcome> {
+    const r = await this.acquireTx(req);
+    if (r.ok || req.queueTtlMs === undefined || req.ticket !== null) return r;
+    // The place in line asked for with the refusal, in a transaction of its own: inside the
+    // acquisition's it would commit with a disk flush (synchronous=FULL cannot be lowered inside
+    // a transaction) and hold the write lock through it while the lease changes hands.
+    return { ...r, ticket: await this.enqueue(req.scope, req.queueTtlMs, req.owner) };
+  }
+
+  private acquireTx(req: AcquireRequest): Promise<AcquireOutcome> {
     return this.write("acquire a lease", (now): AcquireOutcome => {
       const row = this.q.getLease.get(req.scope) as LeaseRow | undefined;
       const holder = leaseFromRow(row);
@@ -157,7 +175,7 @@ export class SqliteStore implements Store, LeaseStore {
   noteExpiry(scope: string, token: number): Promise<void> {
     return this.woken(
       this.write("log an expired lease", (now) => this.noteExpiryAt(scope, token, now)),
-      () => true,
+      () => "all",
     );
   }
 
@@ -226,18 +244,18 @@ export class SqliteStore implements Store, LeaseStore {
   }
 
   releaseStale(req: ReleaseRequest): Promise<StaleReleaseOutcome> {
-    const queued = { any: false };
-    return this.woken(this.releaseStaleTx(req, queued), () => queued.any);
+    const queued = { head: null as number | null };
+    return this.woken(this.releaseStaleTx(req, queued), () => queued.head);
   }
 
   private releaseStaleTx(
     req: ReleaseRequest,
-    queued: { any: boolean },
+    queued: { head: number | null },
   ): Promise<StaleReleaseOutcome> {
     return this.write("release a stale lease", (now): StaleReleaseOutcome => {
       const changed = this.q.releaseStale.run(req.scope, req.token, now).changes;
       if (changed === 1) {
-        queued.any = this.countAhead(req.scope, null, now) > 0;
+        queued.head = this.headTicket(req.scope, now);
         this.insertEvent(now, {
           kind: EventKind.LeaseReleased,
           scope: req.scope,
@@ -267,15 +285,15 @@ export class SqliteStore implements Store, LeaseStore {
   release(req: ReleaseRequest): Promise<ReleaseOutcome> {
     // Only a release somebody waits for writes the wake file (the uncontended cycle stays two
     // commits and nothing else); the waiters' queue is read in the releasing transaction.
-    const queued = { any: false };
-    return this.woken(this.releaseTx(req, queued), () => queued.any);
+    const queued = { head: null as number | null };
+    return this.woken(this.releaseTx(req, queued), () => queued.head);
   }
 
-  private releaseTx(req: ReleaseRequest, queued: { any: boolean }): Promise<ReleaseOutcome> {
+  private releaseTx(req: ReleaseRequest, queued: { head: number | null }): Promise<ReleaseOutcome> {
     return this.write("release a lease", (now): ReleaseOutcome => {
       const changed = this.q.release.run(req.scope, req.token, now).changes;
       if (changed === 1) {
-        queued.any = this.countAhead(req.scope, null, now) > 0;
+        queued.head = this.headTicket(req.scope, now);
         this.insertEvent(now, {
           kind: EventKind.LeaseReleased,
           scope: req.scope,
@@ -400,7 +418,7 @@ export class SqliteStore implements Store, LeaseStore {
       this.tx.writeUnsynced("leave the wait queue", () => {
         this.q.deleteWaiter.run(ticket);
       }),
-      () => true,
+      () => "all",
     );
   }
 

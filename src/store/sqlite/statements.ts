@@ -92,6 +92,8 @@ export function prepareStatements(
     countAhead: db.prepare(`
       SELECT count(*) AS n FROM quiesce_waiters
        WHERE scope = :scope AND expires_at > :now AND (:ticket IS NULL OR id < :ticket)`),
+    headTicket: db.prepare(`
+      SELECT min(id) AS id FROM quiesce_waiters WHERE scope = ? AND expires_at > ?`),
     enqueue: db.prepare(`
       INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
       VALUES (:scope, :run_id, :host, :pid, :now, :expires_at)`),
@@ -133,6 +135,7 @@ export type StatementName =
   | "putState"
   | "getState"
   | "countAhead"
+  | "headTicket"
   | "enqueue"
   | "refreshWaiter"
   | "deleteWaiter"
