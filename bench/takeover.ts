@@ -11,7 +11,7 @@
  */
 import { join } from "node:path";
 import { benchDir, pgUnreachable } from "./lib/bench-env.js";
-import { fmt, judge, note, table, verdicts } from "./lib/report.js";
+import { fmt, judge, note, progress, table, verdicts } from "./lib/report.js";
 import { writeResults } from "./lib/results.js";
 import { exited, nextLine, startScript } from "./takeover/processes.js";
 
@@ -102,9 +102,8 @@ try {
     const samples: Sample[] = [];
     for (let i = 0; i < KILLS; i++) {
       samples.push(await oneKill(b.store(i), `bench:takeover:${i}`));
-      process.stderr.write(`\r${b.name}: ${i + 1}/${KILLS} kills`);
+      progress(`${b.name}: kills`, i + 1, KILLS);
     }
-    process.stderr.write("\n");
     const k2h = samples.map((s) => s.killToHoldMs);
     const early = samples.filter((s) => s.afterExpiryMs === null || s.afterExpiryMs < 0).length;
     const med = median(k2h);
@@ -131,9 +130,8 @@ try {
   const lf: number[] = [];
   for (let i = 0; i < KILLS; i++) {
     lf.push(await oneLockfileKill(join(tmp.dir, `peer-${i}`)));
-    process.stderr.write(`\rproper-lockfile: ${i + 1}/${KILLS} kills`);
+    progress("proper-lockfile: kills", i + 1, KILLS);
   }
-  process.stderr.write("\n");
   rows.push([
     "proper-lockfile (stale = TTL)",
     fmt(median(lf)),

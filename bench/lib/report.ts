@@ -47,3 +47,18 @@ export function fmt(n: number | null | undefined, digits = 0): string {
     maximumFractionDigits: digits,
   });
 }
+
+/**
+ * Progress of a long loop on stderr: one line rewritten in place on a terminal; in a log (no
+ * terminal, where `\r` would run the updates together) a line at every quarter.
+ */
+export function progress(label: string, done: number, total: number): void {
+  if (process.stderr.isTTY) {
+    process.stderr.write(`\r${label}: ${done}/${total}${done === total ? "\n" : ""}`);
+  } else if (
+    done === total ||
+    Math.floor((4 * done) / total) > Math.floor((4 * (done - 1)) / total)
+  ) {
+    process.stderr.write(`${label}: ${done}/${total}\n`);
+  }
+}
