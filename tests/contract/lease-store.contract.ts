@@ -129,6 +129,41 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         assert.equal(listed.leases[0]!.takeover?.summary, `the owner is gone: ${odd}`);
       }));
 
+    test("a later listing is read afresh: renewed, re-acquired and new leases as getLease reads them", () =>
+      withStore("list-again", async (store) => {
+        assert.ok((await acquire(store, "a", "r1", 60_000)).ok);
+        assert.ok((await acquire(store, "b", "r2", 60_000)).ok);
+        const first = await store.leases.listLeases();
+        await sleep(20);
+        assert.deepEqual(
+          (await store.leases.renew([{ scope: "a", token: 1, ttlMs: 60_000 }])).refused.size,
+          0,
+        );
+        const rel = await store.leases.release({
+          ...{ scope: "b", token: 1, runId: "r2" },
+          ...{ host: "test-host", pid: 4242, reason: "done" },
+        });
+        assert.ok(rel.ok);
+        assert.ok((await acquire(store, "b", "r3", 60_000)).ok);
+        assert.ok((await acquire(store, "c", "r4", 60_000)).ok);
+        const second = await store.leases.listLeases();
+        assert.deepEqual(
+          second.leases.map((l) => [l.scope, l.token, l.owner.runId]),
+          [
+            ["a", 1, "r1"],
+            ["b", 2, "r3"],
+            ["c", 1, "r4"],
+          ],
+        );
+        for (const l of second.leases)
+          assert.deepEqual(l, (await store.leases.getLease(l.scope)).lease);
+        const [a1, a2] = [first.leases[0]!, second.leases[0]!];
+        assert.ok(
+          a2.expiresAt > a1.expiresAt && a2.heartbeatAt > a1.heartbeatAt,
+          "the renewal shows",
+        );
+      }));
+
     test("a held scope is refused with the holder (I1)", () =>
       withStore("held", async (store) => {
         assert.ok((await acquire(store, "s", "r1")).ok);

@@ -142,10 +142,16 @@ export class PgStore implements Store, LeaseStore {
       sql.ACQUIRE,
       params,
     );
-    const p = row!;
-    if (p.won) return { ok: true, lease: leaseFromRow(p)!, now: p.now };
+    let p: PeekRow = row!;
+    if (row!.won) return { ok: true, lease: leaseFromRow(p)!, now: p.now };
     // A place in line, when asked for; `waitersAhead` counts those ahead of it.
-    const queued = p.ticket === null ? {} : { ticket: Number(p.ticket) };
+    const queued = row!.ticket === null ? {} : { ticket: Number(row!.ticket) };
+    // Refused, yet the statement's snapshot shows the scope free with nobody ahead: another
+    // acquisition committed after the snapshot was taken (the conflict check sees it, the
+    // snapshot does not). Read again to name the holder.
+    if (!p.held && p.ahead === 0) {
+      p = await this.peekRow(req.scope, row!.ticket === null ? req.ticket : Number(row!.ticket));
+    }
     const holder = leaseFromRow(p);
     if (!holder) {
       return {
