@@ -61,9 +61,14 @@ export class Lease implements AsyncDisposable, DeadlineSource {
   readonly timing: LeaseTiming;
   /** The record as acquired (store times). */
   readonly record: LeaseRecord;
-  readonly signal: AbortSignal;
 
-  private readonly controller = new AbortController();
+  /**
+   * Made when `signal` is first read: most short holds never read it, and an AbortController
+   * made and aborted per lease was a tenth of a whole acquire+release cycle on SQLite.
+   */
+  private controller: AbortController | null = null;
+  /** Why the lease ended (lost or released) before anyone read `signal`. */
+  private endedWith: (() => Error) | null = null;
   private window: ValidityWindow;
   private lossReason: string | null = null;
   private released = false;
@@ -86,8 +91,25 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     this.token = record.token;
     this.runId = record.owner.runId;
     this.timing = timing;
-    this.signal = this.controller.signal;
     this.window = { renewedAt: acquiredAt, budgetMs: timing.ttlMs - timing.safetyMarginMs };
+  }
+
+  /** Aborts the moment the lease is lost or released (its reason: a LEASE_LOST QuiesceError). */
+  get signal(): AbortSignal {
+    if (this.controller === null) {
+      this.controller = new AbortController();
+      if (this.endedWith) this.controller.abort(this.endedWith());
+    }
+    return this.controller.signal;
+  }
+
+  /** Fires the signal with `reason` now, or when it is first read. */
+  private end(reason: () => Error): void {
+    if (this.endedWith !== null) return;
+    this.endedWith = reason;
+    if (this.controller !== null && !this.controller.signal.aborted) {
+      this.controller.abort(reason());
+    }
   }
 
   /** @internal the keeper attaches itself when it starts renewing this lease. */
@@ -249,12 +271,11 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     if (this.lossReason !== null || this.released) return;
     this.lossReason = reason;
     this.keeper?.untrack(this);
-    this.controller.abort(
-      new QuiesceError(
-        ErrorCode.LEASE_LOST,
-        `lost the lease on ${this.scope} (token ${this.token}): ${reason}`,
-      ),
+    const lost = new QuiesceError(
+      ErrorCode.LEASE_LOST,
+      `lost the lease on ${this.scope} (token ${this.token}): ${reason}`,
     );
+    this.end(() => lost);
     this.lostAt = Date.now();
     // The store may be the reason: the outbox keeps the event until it can be written.
     if (!this.lossEventHeld) this.recordLoss();
@@ -284,18 +305,17 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     const r =
       this.lossReason === null ? await releasing : await withinOrThrow(releasing, LOST_RELEASE_MS);
     this.released = true;
-    if (!this.signal.aborted) {
-      // Every normal release aborts the signal; skip the stack trace (it would be this line).
+    // Every normal release aborts the signal (if it was read; else once it is).
+    this.end(() => {
+      // No stack trace: it would be this line.
       const limit = Error.stackTraceLimit;
       Error.stackTraceLimit = 0;
       try {
-        this.controller.abort(
-          new QuiesceError(ErrorCode.LEASE_LOST, `the lease on ${this.scope} was released`),
-        );
+        return new QuiesceError(ErrorCode.LEASE_LOST, `the lease on ${this.scope} was released`);
       } finally {
         Error.stackTraceLimit = limit;
       }
-    }
+    });
 
     return r;
   }
