@@ -159,24 +159,37 @@ export class Leases implements AsyncDisposable {
     // A caller acquiring in a tight loop on the synchronous SQLite driver never lets timers
     // run; if a renewal is overdue, let the keeper have its turn first.
     if (this.keeper.overdue()) await new Promise((r) => setTimeout(r, 0));
+    // Waiting: the watch opens before the first attempt, so a release after the refusal is a
+    // hint even before the ticket is known, and the refusal can stand for the first read.
+    const watch = req.waitMs > 0 ? this.store.leases.watch(scope) : null;
+    const early = watch && { watch, hints: watch.hints, live: watch.live };
     // With --wait, a dropped connection or a restarting server is waited out, not an exit 1.
     let start = readClock();
-    const first = await retryTransient(
-      () => {
-        start = readClock(); // the lease's window starts with the attempt that succeeds
-        return this.store.leases.acquire({
-          scope,
-          ttlMs: req.timing.ttlMs,
-          owner: req.owner,
-          ticket: null,
-          // Waiting: a refusal comes with a place in line (one round trip, not two).
-          ...(req.waitMs > 0 ? { queueTtlMs: TICKET_TTL_MS } : {}),
-        });
-      },
-      begin + req.waitMs,
-      options.signal,
-    );
-    if (first.ok) return { ok: true, lease: this.adopt(first.lease, req, start) };
+    let first: AcquireOutcome;
+    try {
+      first = await retryTransient(
+        () => {
+          start = readClock(); // the lease's window starts with the attempt that succeeds
+          return this.store.leases.acquire({
+            scope,
+            ttlMs: req.timing.ttlMs,
+            owner: req.owner,
+            ticket: null,
+            // Waiting: a refusal comes with a place in line (one round trip, not two).
+            ...(req.waitMs > 0 ? { queueTtlMs: TICKET_TTL_MS } : {}),
+          });
+        },
+        begin + req.waitMs,
+        options.signal,
+      );
+    } catch (e) {
+      watch?.close();
+      throw e;
+    }
+    if (first.ok) {
+      watch?.close();
+      return { ok: true, lease: this.adopt(first.lease, req, start) };
+    }
     const ticket = first.ticket ?? null;
     let firstRefusal: WaitRefused = first;
     if (first.reason === "expired" && takeover) {
@@ -184,10 +197,14 @@ export class Leases implements AsyncDisposable {
       try {
         t = await attempt(ticket); // a takeover that wins takes the ticket out of line
       } catch (e) {
+        watch?.close();
         if (ticket !== null) await this.store.leases.dequeue(ticket).catch(() => undefined);
         throw e;
       }
-      if (t && "lease" in t) return { ok: true, lease: this.adopt(t.lease, req, t.start) };
+      if (t && "lease" in t) {
+        watch?.close();
+        return { ok: true, lease: this.adopt(t.lease, req, t.start) };
+      }
       if (t) firstRefusal = { ...first, decision: t.decision };
     }
     if (req.waitMs === 0) return refusal(scope, firstRefusal);
@@ -198,6 +215,7 @@ export class Leases implements AsyncDisposable {
       firstRefusal,
       takeover ? (_h, ticket) => attempt(ticket) : null,
       ticket,
+      early,
     );
     if (!waited.ok) return refusal(scope, waited);
     return { ok: true, lease: this.adopt(waited.lease, req, waited.start) };

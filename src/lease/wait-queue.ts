@@ -1,6 +1,6 @@
 import { describeBlockingLease, type LeaseRecord } from "../domain/lease.js";
 import type { TakeoverDecision } from "../domain/takeover-policy.js";
-import type { AcquireOutcome, Store } from "../store/store.js";
+import type { AcquireOutcome, ScopeWatch, Store } from "../store/store.js";
 import type { AcquireOptions, ResolvedAcquire } from "./acquire-options.js";
 import { isTransientStoreError } from "../domain/errors.js";
 import { readClock, sleep } from "../process/clock.js";
@@ -19,6 +19,15 @@ type Refused = Extract<AcquireOutcome, { ok: false }>;
 export type WaitRefused = Refused & { decision?: TakeoverDecision };
 export type WaitResult =
   { ok: true; lease: LeaseRecord; start: ReturnType<typeof readClock> } | WaitRefused;
+
+/** A watch opened before the first acquisition (so a release after it is never missed). */
+export interface EarlyWatch {
+  watch: ScopeWatch;
+  /** Its hints when the acquisition was sent. */
+  hints: number;
+  /** Whether it was live then. */
+  live: boolean;
+}
 
 /** Called when the lease in the way has expired and this waiter is first in line. */
 export type OnExpired = (
@@ -50,13 +59,24 @@ export async function waitInQueue(
   onExpired: OnExpired | null,
   /** A place in line already taken (with the refused acquisition), else null. */
   queued: number | null = null,
+  /** The watch opened before that acquisition, and what it had seen then. */
+  early: EarlyWatch | null = null,
 ): Promise<WaitResult> {
   const begin = readClock().mono;
   const deadline = begin + req.waitMs;
   const owner = req.owner;
   // The first read comes after the watch opens, so a release after the ticket (taken before
   // or after the watch) is never missed: the read or a hint sees it.
-  const watch = store.leases.watch(req.scope);
+  const watch = early?.watch ?? store.leases.watch(req.scope);
+  // A refusal read while the watch was already live is as good as a first read: any change
+  // since is a hint. Only for a live holder or waiters ahead: an expired holder needs the
+  // loop's takeover steps, and a free scope with nobody ahead is tried again at once.
+  const skipFirstRead =
+    early !== null &&
+    early.live &&
+    queued !== null &&
+    ((first.reason === "held" && first.holder !== null) ||
+      (first.reason === "queued" && first.waitersAhead > 0));
   // A dropped connection or a restarting server is waited out while the wait has time left.
   let ticket: number;
   try {
@@ -83,7 +103,37 @@ export async function waitInQueue(
   // itself) without reading first.
   let firstInLine = false;
   let direct = false;
+  /** Progress for the caller (`quiesce run --wait` prints it): what is in the way. */
+  const report = (now: number, left: number) => {
+    if (!options.onWait) return;
+    const blocking = last.holder
+      ? describeBlockingLease(last.holder, last.now)
+      : `${last.waitersAhead} waiter(s) ahead`;
+    options.onWait({
+      scope: req.scope,
+      waitedMs: now - begin,
+      remainingMs: left,
+      waitersAhead: last.waitersAhead,
+      message:
+        last.decision?.action === "refuse"
+          ? `${blocking}; takeover refused: ${last.decision.summary}`
+          : blocking,
+    });
+  };
   try {
+    if (skipFirstRead) {
+      const now = readClock().mono;
+      reportedAt = now;
+      report(now, deadline - now);
+      const untilExpiry = first.holder ? first.holder.expiresAt - first.now : Infinity;
+      const pause = Math.min(Math.max(req.pollMs, SAFETY_POLL_MS), Math.max(1, untilExpiry + 1));
+      await watch.next(
+        early.hints,
+        Math.min(pause, Math.max(0, deadline - readClock().mono)),
+        options.signal,
+      );
+      direct = watch.named > 0;
+    }
     for (;;) {
       const now = readClock().mono;
       const hintsSeen = watch.hints; // before the read: a hint after it ends the next sleep
@@ -163,21 +213,9 @@ export async function waitInQueue(
       }
       const left = deadline - readClock().mono;
       if (left <= 0) return last;
-      if (options.onWait && now - reportedAt >= PROGRESS_EVERY_MS) {
+      if (now - reportedAt >= PROGRESS_EVERY_MS) {
         reportedAt = now;
-        const blocking = last.holder
-          ? describeBlockingLease(last.holder, last.now)
-          : `${last.waitersAhead} waiter(s) ahead`;
-        options.onWait({
-          scope: req.scope,
-          waitedMs: now - begin,
-          remainingMs: left,
-          waitersAhead: last.waitersAhead,
-          message:
-            last.decision?.action === "refuse"
-              ? `${blocking}; takeover refused: ${last.decision.summary}`
-              : blocking,
-        });
+        report(now, left);
       }
       const poll = watch.live ? Math.max(req.pollMs, SAFETY_POLL_MS) : req.pollMs;
       const refreshIn = TICKET_TTL_MS / 3 - (readClock().mono - refreshedAt);
