@@ -293,6 +293,86 @@ export async function defineWaveStoreContract(backend: Backend): Promise<void> {
         assert.equal(after.finishedAt, fin.now);
       }));
 
+    test("several hosts' writes with their events: each judged on its own, events in order, a zombie's batch changes nothing", () =>
+      withStore("wave-host-batch", async (store) => {
+        await store.waves.create(def(), HOSTS);
+        const token = await acquire(store);
+        const event = (host: string) => ({
+          ...def().event,
+          kind: EventKind.WaveHostChanged,
+          token,
+          message: `host ${host} -> skipped`,
+          detail: { host },
+        });
+        const rs = await store.waves.apply([
+          hostWrite(token, { host: "c", to: "skipped", reason: "busy", event: event("c") }),
+          hostWrite(token, { host: "a", from: "running", to: "failed", event: event("a") }),
+          hostWrite(token, {
+            host: "b",
+            to: "running",
+            start: true,
+            runId: "run-b",
+            detail: '{"x":1}',
+          }),
+        ]);
+        assert.deepEqual(
+          rs.map((r) => [r.ok, r.ok ? null : r.reason]),
+          [
+            [true, null],
+            [false, "conflict"],
+            [true, null],
+          ],
+        );
+        const hosts = new Map((await store.waves.listHosts("w1")).map((h) => [h.host, h]));
+        assert.deepEqual(
+          [...hosts.values()].map((h) => [h.host, h.state, h.reason, h.token]),
+          [
+            ["c", "skipped", "busy", token],
+            ["a", "pending", null, null],
+            ["b", "running", null, token],
+          ],
+        );
+        const b = hosts.get("b")!;
+        assert.deepEqual([b.attempts, b.runId, b.detail], [1, "run-b", '{"x":1}']);
+        assert.equal(b.startedAt, rs[2]!.now);
+        const ev = await store.events.list({ scope: SCOPE, kinds: [EventKind.WaveHostChanged] });
+        assert.deepEqual(
+          ev.map((e) => [e.message, e.detail]),
+          [["host c -> skipped", { host: "c" }]],
+        );
+
+        // The lease moves on: the same kind of batch under the old token writes nothing.
+        await store.leases.release({
+          scope: SCOPE,
+          token,
+          runId: "r-a",
+          host: "h",
+          pid: 1,
+          reason: "test",
+        });
+        const zs = await store.waves.apply([
+          hostWrite(token, { host: "a", event: event("a") }),
+          hostWrite(token, { host: "b", from: "running", to: "succeeded", event: event("b") }),
+        ]);
+        assert.deepEqual(
+          zs.map((r) => !r.ok && r.reason),
+          ["not_held", "not_held"],
+        );
+        assert.deepEqual(
+          (await store.waves.listHosts("w1")).map((h) => h.state),
+          ["skipped", "pending", "running"],
+        );
+        assert.equal(
+          (await store.events.list({ scope: SCOPE, kinds: [EventKind.FencedWriteRejected] }))
+            .length,
+          2,
+        );
+        assert.equal(
+          (await store.events.list({ scope: SCOPE, kinds: [EventKind.WaveHostChanged] })).length,
+          1,
+        );
+      }));
+
     test("an event given with a write is committed with it, and only if the write is", () =>
       withStore("wave-events", async (store) => {
         await store.waves.create(def(), HOSTS);
