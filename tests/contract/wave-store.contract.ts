@@ -373,6 +373,45 @@ export async function defineWaveStoreContract(backend: Backend): Promise<void> {
         );
       }));
 
+    test("a host write may release the host's lease in its commit: only when the write goes through and the lease is current", () =>
+      withStore("wave-release", async (store) => {
+        await store.waves.create(def(), HOSTS);
+        const token = await acquire(store);
+        const hostLease = async (host: string) => acquire(store, 10_000, `host:${host}`);
+        const [ta, tb, tc] = [await hostLease("a"), await hostLease("b"), await hostLease("c")];
+        const release = (host: string, t: number) => ({
+          scope: `host:${host}`,
+          token: t,
+          runId: "r-a",
+          host: "test-host",
+          pid: 4242,
+          reason: "host done",
+        });
+        const rs = await store.waves.apply([
+          hostWrite(token, { host: "a", release: release("a", ta) }),
+          hostWrite(token, { host: "b", from: "failed", release: release("b", tb) }),
+          hostWrite(token, { host: "c", release: release("c", tc + 5) }),
+        ]);
+        assert.deepEqual(
+          rs.map((r) => r.ok),
+          [true, false, true],
+        );
+        const held = async (host: string) =>
+          (await store.leases.getLease(`host:${host}`)).lease !== null;
+        const a = rs[0] as { released?: boolean };
+        // A backend may not combine them (then the caller releases); PostgreSQL does.
+        if (backend.name === "postgres") assert.equal(a.released, true);
+        assert.equal(await held("a"), a.released !== true);
+        const releasedEvents = await store.events.list({
+          scope: "host:a",
+          kinds: [EventKind.LeaseReleased],
+        });
+        assert.equal(releasedEvents.length, a.released === true ? 1 : 0);
+        assert.equal(await held("b"), true, "a refused write releases nothing");
+        assert.notEqual((rs[2] as { released?: boolean }).released, true);
+        assert.equal(await held("c"), true, "a stale token releases nothing");
+      }));
+
     test("an event given with a write is committed with it, and only if the write is", () =>
       withStore("wave-events", async (store) => {
         await store.waves.create(def(), HOSTS);

@@ -33,12 +33,15 @@ prepareNamed({
 import * as sql from "./pg-wave-statements.js";
 import { pgDeleteWave, pgRetryHosts } from "./pg-wave-admin.js";
 import type { EventInput } from "../../domain/event.js";
+import type { ReleaseRequest } from "../store.js";
 
 /** Waves on PostgreSQL: a batch of writes is one transaction on one pooled connection. */
 export class PgWaves implements WaveStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly location: string,
+    /** The channel a release notifies waiters on (see PgWakeups). */
+    private readonly wakeChannel: string,
   ) {}
 
   private tx<T>(doing: string, fn: (q: Query) => Promise<T>): Promise<T> {
@@ -136,15 +139,15 @@ export class PgWaves implements WaveStore {
         return out;
       });
     // The whole batch is one statement: it commits on its own (no BEGIN and COMMIT round trips).
-    const rows = await this.read<{ ord: string; now: number }>(
+    const rows = await this.read<{ ord: string; now: number; released: boolean }>(
       "write wave state",
       sql.UPDATE_HOSTS,
-      hostBatchParams(hosts),
+      [...hostBatchParams(hosts), this.wakeChannel],
     );
-    const done = new Map(rows.map((r) => [Number(r.ord) - 1, Number(r.now)]));
+    const done = new Map(rows.map((r) => [Number(r.ord) - 1, r]));
     const ok = (i: number): WaveWriteResult | null => {
-      const now = done.get(i);
-      return now === undefined ? null : { ok: true, now };
+      const r = done.get(i);
+      return r === undefined ? null : { ok: true, now: Number(r.now), released: r.released };
     };
     if (done.size === hosts.length) return hosts.map((_, i) => ok(i)!);
     // The others changed nothing: say why, and log a zombie's attempt (refusal()).
@@ -176,6 +179,7 @@ function hostBatch(writes: readonly WaveWrite[]): HostWrite[] | null {
 function hostBatchParams(ws: readonly HostWrite[]): unknown[] {
   const col = <T>(f: (w: HostWrite) => T) => ws.map(f);
   const ev = <T>(f: (e: EventInput) => T) => ws.map((w) => (w.event ? f(w.event) : null));
+  const rel = <T>(f: (r: ReleaseRequest) => T) => ws.map((w) => (w.release ? f(w.release) : null));
   const w0 = ws[0]!;
   return [
     waveScope(w0.wave),
@@ -198,6 +202,12 @@ function hostBatchParams(ws: readonly HostWrite[]): unknown[] {
     ev((e) => e.pid),
     ev((e) => e.message),
     ev((e) => JSON.stringify(e.detail ?? {})),
+    rel((r) => r.scope),
+    rel((r) => r.token),
+    rel((r) => r.runId),
+    rel((r) => r.host),
+    rel((r) => r.pid),
+    rel((r) => r.reason),
   ];
 }
 
