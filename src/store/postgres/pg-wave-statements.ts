@@ -1,3 +1,5 @@
+import { wakeHead } from "./pg-statements.js";
+
 /**
  * The PostgreSQL waves' SQL. Every write is one statement whose `fence` CTE locks the wave's
  * lease row FOR SHARE only if it is held with the writer's token and unexpired on the server's
@@ -88,7 +90,8 @@ SELECT l.scope, l.token, l.held, l.run_id, l.system, l.host, l.pid, l.pid_start,
  * event, and the event's $13 kind, $14 scope, $15 token, $16 run id, $17 host, $18 pid,
  * $19 message, $20 detail (JSON text); the host lease to release with the write (null: none):
  * $21 scope, $22 token, $23 run id, $24 host, $25 pid, $26 reason; $27 the wake channel.
- * A release is RELEASE's, made only for a write that went through (`released` says so).
+ * A release is RELEASE's (its event, the first waiter in line notified), made only for a write
+ * that went through (`released` says so).
  */
 export const UPDATE_HOSTS = `
 WITH ${FENCE},
@@ -142,7 +145,4 @@ rel_ev AS (
 )
 SELECT upd.ord, quiesce_ms(clock.now) AS now, rel.scope IS NOT NULL AS released
   FROM upd CROSS JOIN clock LEFT JOIN rel ON rel.ord = upd.ord
-  LEFT JOIN LATERAL (
-    SELECT pg_notify($27::text, rel.scope)
-     WHERE rel.scope IS NOT NULL
-       AND EXISTS (SELECT 1 FROM quiesce_waiters q WHERE q.scope = rel.scope)) AS wake ON true`;
+  LEFT JOIN LATERAL (${wakeHead("$27")}) AS wake ON true`;
