@@ -61,6 +61,8 @@ interface AgentResult {
   cpuPerHostMs: number;
   commits: Record<string, number>;
   commitsPerHost: number;
+  /** Statements sent to PostgreSQL per host (0 on SQLite). */
+  roundTripsPerHost: number;
   maxRssMb: number;
 }
 
@@ -202,6 +204,10 @@ try {
         .map(([k, v]) => `${k} ${fmt(v / hosts, 2)}`)
         .join(", ")}`,
     );
+    if (b === "postgres")
+      note(
+        `round trips per host: ${fmt(noop.roundTripsPerHost, 2)} (statements sent, BEGIN and COMMIT included)`,
+      );
     table(
       `wave status [${b}] on the ${hosts}-host wave`,
       ["call", "median ms", "p95 ms", "first call ms"],
@@ -229,6 +235,10 @@ try {
         note(
           `with the CLI's default per-host log file: ${fmt(logged.perHostMs, 3)} ms per host (not judged)`,
         );
+    }
+    if (b === "postgres") {
+      const v = judge("wave", b, "own cost per host <= 2 ms", noop.perHostMs, noop.perHostMs <= 2);
+      note(`${v}: ${fmt(noop.perHostMs, 3)} ms per host of our own (target <= 2 ms, issue 12)`);
     }
     const s = judge("wave", b, "wave status < 100 ms", status.medianMs, status.medianMs < 100);
     note(

@@ -11,6 +11,7 @@
  * `--runner shell` runs `/bin/sh -c true` per host, as the CLI does for `--patch true`.
  */
 import { performance } from "node:perf_hooks";
+import pg from "pg";
 import { Leases } from "../../src/lease/leases.js";
 import { openStore } from "../../src/store/open-store.js";
 import type { Store } from "../../src/store/store.js";
@@ -74,6 +75,16 @@ const noop: CommandRunner = async (o) => {
   return { exitCode: 0, signal: null, aborted: false };
 };
 
+/** Statements sent to PostgreSQL (each a round trip; BEGIN and COMMIT count): every pool and
+ * client query goes through Client.prototype.query. Zero on SQLite. */
+let roundTrips = 0;
+// eslint-disable-next-line @typescript-eslint/unbound-method -- called with its client below
+const clientQuery = pg.Client.prototype.query as (this: pg.Client, ...a: unknown[]) => unknown;
+pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
+  roundTrips++;
+  return clientQuery.apply(this, a);
+} as typeof pg.Client.prototype.query;
+
 const store = await openStore(url);
 const commits = counting(store);
 const leases = new Leases(store);
@@ -85,6 +96,7 @@ let t = performance.now();
 await createWave(store, { name, hosts: text, batch });
 const createMs = performance.now() - t;
 for (const k of Object.keys(commits) as (keyof typeof commits)[]) commits[k] = 0;
+roundTrips = 0;
 const cpu0 = process.cpuUsage();
 t = performance.now();
 const r = await runWave(leases, {
@@ -97,6 +109,7 @@ const r = await runWave(leases, {
 });
 const ms = performance.now() - t;
 const cpu = process.cpuUsage(cpu0);
+const trips = roundTrips;
 await leases.close();
 if (r.outcome !== "completed" || r.counts?.succeeded !== hosts)
   throw new Error(`the wave did not complete: ${r.summary}`);
@@ -123,6 +136,7 @@ process.stdout.write(
         commits.waveCommits +
         commits.journalCommits) /
       n,
+    roundTripsPerHost: trips / n,
     maxRssMb: process.resourceUsage().maxRSS / 1024,
   }) + "\n",
 );

@@ -11,7 +11,7 @@ import {
   type ClockReading,
   type ValidityWindow,
 } from "../domain/self-fencing.js";
-import type { FenceOutcome, ReleaseOutcome, Store } from "../store/store.js";
+import type { FenceOutcome, ReleaseOutcome, ReleaseRequest, Store } from "../store/store.js";
 import { readClock } from "../process/clock.js";
 import { processStartTime } from "../process/process-identity.js";
 import type { DeadlineSource } from "../process/deadline-guard.js";
@@ -304,6 +304,37 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     // off, waiting for its timeouts would only delay the exit past the grace.
     const r =
       this.lossReason === null ? await releasing : await withinOrThrow(releasing, LOST_RELEASE_MS);
+    this.markReleased();
+    return r;
+  }
+
+  /**
+   * @internal for a store write that releases this lease in its own commit (a wave host's
+   * final state): the release request, after renewals stopped as release() stops them. Null
+   * when the lease is released, lost or past its local deadline: then call release().
+   */
+  releaseRequest(reason: string): ReleaseRequest | null {
+    if (this.released) return null;
+    this.checkDeadline();
+    if (this.lossReason !== null) return null;
+    this.keeper?.untrack(this);
+    const o = this.record.owner;
+    return {
+      scope: this.scope,
+      token: this.token,
+      runId: this.runId,
+      host: o.host,
+      pid: o.pid,
+      reason,
+    };
+  }
+
+  /** @internal the write carrying releaseRequest() committed and the store released the lease. */
+  releasedByStore(): void {
+    if (!this.released) this.markReleased();
+  }
+
+  private markReleased(): void {
     this.released = true;
     // Every normal release aborts the signal (if it was read; else once it is).
     this.end(() => {
@@ -316,8 +347,6 @@ export class Lease implements AsyncDisposable, DeadlineSource {
         Error.stackTraceLimit = limit;
       }
     });
-
-    return r;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -2,6 +2,7 @@ import type { EventInput } from "../domain/event.js";
 import type { FenceFailure } from "../domain/fencing.js";
 import type { LeaseRecord } from "../domain/lease.js";
 import type { HostState, WaveState } from "../domain/wave-state.js";
+import type { ReleaseRequest } from "./store.js";
 
 /**
  * The waves' port: rolling patch waves and the state of each of their hosts, as atomic domain
@@ -130,6 +131,13 @@ export type WaveWrite =
       /** Ending work on it: finished_at = now. */
       finish?: boolean;
       event?: EventInput;
+      /**
+       * The host's own lease, to release in the same commit if this write goes through (its
+       * final state and the release: one commit). Released only if still held with that
+       * token and unexpired, with its `lease.released` event and the waiters woken, as
+       * LeaseStore.release does; the result says whether it was (`released`).
+       */
+      release?: ReleaseRequest;
     }
   | {
       kind: "wave";
@@ -148,7 +156,14 @@ export type WaveWrite =
 export type WaveRefusal = FenceFailure | "conflict" | "missing";
 
 export type WaveWriteResult =
-  | { ok: true; now: number }
+  | {
+      ok: true;
+      now: number;
+      /** The write's `release` happened in its commit. False or absent: it did not (the
+       * lease was no longer current, or the backend or batch does not combine them); the
+       * caller releases the lease as usual. */
+      released?: boolean;
+    }
   | {
       ok: false;
       /** A fence failure (the wave's lease moved on: a zombie), `conflict` (not in the state

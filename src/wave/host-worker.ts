@@ -153,11 +153,15 @@ export async function workOnHost(ctx: WorkerContext, name: string): Promise<Host
     if (health !== null) crashPoint("wave.health-passed");
     await run.complete({ patch: result, health });
     crashPoint("wave.before-host-final");
+    // The host's lease goes in the same commit as its final state (the finally below then has
+    // nothing left to release); its release is no reason to stop a run that has completed.
+    lease.signal.removeEventListener("abort", onHostLeaseLost);
     // The patch's result is in the journal; the row keeps only what the reason does not say.
     await w.setHost(name, HostState.SUCCEEDED, {
       reason: patched.why,
       detail: health === null ? null : { health },
       finish: true,
+      release: { lease, reason: released },
     });
     return { kind: "succeeded" };
   } catch (e) {

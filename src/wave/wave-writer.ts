@@ -28,6 +28,9 @@ export interface HostChange {
   runId?: string;
   start?: boolean;
   finish?: boolean;
+  /** The host's lease, released in the same commit as this change if it goes through (the
+   * store may not combine them: the lease then stays held, for the caller to release). */
+  release?: { lease: Lease; reason: string };
 }
 
 /**
@@ -69,6 +72,7 @@ export class WaveWriter {
     assertHostTransition(name, cur.state, to);
     const reason = c.reason === undefined ? cur.reason : c.reason;
     const detail = c.detail === undefined ? cur.detail : JSON.stringify(c.detail);
+    const release = c.release ? c.release.lease.releaseRequest(c.release.reason) : null;
     const r = await this.commit.submit({
       kind: "host",
       wave: this.wave.name,
@@ -82,8 +86,10 @@ export class WaveWriter {
       ...(c.start ? { start: true } : {}),
       ...(c.finish ? { finish: true } : {}),
       ...(to !== HostState.RUNNING ? { event: this.hostEvent(cur, to, reason) } : {}),
+      ...(release ? { release } : {}),
     });
     this.check(r, `host ${name} ${cur.state} -> ${to}`);
+    if (r.ok && r.released === true) c.release!.lease.releasedByStore();
     const now = (r as { now: number }).now;
     const next: WaveHostRecord = {
       ...cur,

@@ -400,6 +400,56 @@ export async function defineJournalStoreContract(backend: Backend): Promise<void
         assert.equal((await store.journal.getRun("run-d"))!.effects[0]!.state, EffectState.PLANNED);
       }));
 
+    test("run creations and run writes of many runs in one commit: each judged on its own", () =>
+      withStore("batch-runs", async (store) => {
+        const token = await acquire(store);
+        const created = await store.journal.apply([
+          createRun(token, "run-a"),
+          createRun(token, "run-b"),
+          createRun(token, "run-c"),
+        ]);
+        assert.ok(created.every((r) => r.ok));
+        const again = await store.journal.apply([
+          createRun(token, "run-x"),
+          createRun(token, "run-a"),
+          createRun(token + 7, "run-y"),
+        ]);
+        assert.deepEqual(
+          again.map((r) => (r.ok ? "ok" : r.reason)),
+          ["ok", "duplicate", "token_mismatch"],
+        );
+        assert.equal(await store.journal.getRun("run-y"), null);
+        const run = (runId: string, expectedSeq: number, over: Partial<JournalWrite> = {}) =>
+          ({
+            kind: "run",
+            token,
+            runId,
+            expectedSeq,
+            seq: expectedSeq + 1,
+            state: "completed",
+            reviewReason: null,
+            ...over,
+          }) as JournalWrite;
+        const rs = await store.journal.apply([
+          run("run-a", 0, { checkpoint: '{"step":2}' }),
+          run("run-b", 5),
+          run("run-c", 0, { state: "needs_review", reviewReason: "look" }),
+          run("run-x", 0, { token: token + 7 }),
+        ]);
+        assert.deepEqual(
+          rs.map((r) => (r.ok ? "ok" : r.reason)),
+          ["ok", "conflict", "ok", "token_mismatch"],
+        );
+        const got = async (id: string) => {
+          const r = (await store.journal.getRun(id))!.run;
+          return [r.state, r.seq, r.checkpoint, r.reviewReason];
+        };
+        assert.deepEqual(await got("run-a"), ["completed", 1, '{"step":2}', null]);
+        assert.deepEqual(await got("run-b"), ["active", 0, null, null]);
+        assert.deepEqual(await got("run-c"), ["needs_review", 1, null, "look"]);
+        assert.deepEqual(await got("run-x"), ["active", 0, null, null]);
+      }));
+
     test("a run write sets state, checkpoint and review reason; listRuns filters", () =>
       withStore("runs", async (store) => {
         const token = await acquire(store);

@@ -187,3 +187,59 @@ run AS (
   RETURNING r.run_id, quiesce_ms(clock.now) AS now
 )
 SELECT run_id, now FROM run`;
+
+/**
+ * A batch of run creations of DISTINCT runs in one statement: CREATE_RUN for each row of the
+ * arrays ($1 run ids, $2 runtime ids, $3 scopes, $4 tokens, $5 checkpoints). Returns the runs
+ * created; the caller diagnoses the others one by one.
+ */
+export const CREATE_RUNS = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+w AS (
+  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+    AS w(run_id, runtime_id, scope, token, checkpoint)
+),
+fence AS (
+  SELECT w.* FROM w
+    JOIN quiesce_leases l ON l.scope = w.scope AND l.held AND l.token = w.token, clock
+   WHERE l.expires_at > clock.now
+  ORDER BY w.scope
+  FOR SHARE OF l
+)
+INSERT INTO quiesce_runs (run_id, runtime_id, scope, state, seq, token, checkpoint, review_reason,
+    created_at, updated_at)
+SELECT f.run_id, f.runtime_id, f.scope, 'active', 0, f.token, f.checkpoint, NULL, clock.now,
+       clock.now
+  FROM fence f, clock
+ON CONFLICT (run_id) DO NOTHING
+RETURNING run_id, quiesce_ms(created_at) AS now`;
+
+/**
+ * A batch of run writes of DISTINCT runs in one statement: WRITE_RUN for each row of the
+ * arrays ($1 run ids, $2 tokens, $3 expected seqs, $4 seqs, $5 states, $6 set checkpoint,
+ * $7 checkpoints, $8 set review reason, $9 review reasons). Returns the runs written.
+ */
+export const WRITE_RUNS = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+w AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::text[],
+                       $6::boolean[], $7::text[], $8::boolean[], $9::text[])
+    AS w(run_id, token, expected_seq, seq, state, set_checkpoint, checkpoint, set_review,
+         review_reason)
+),
+fence AS (
+  SELECT w.* FROM w
+    JOIN quiesce_runs r ON r.run_id = w.run_id AND r.seq = w.expected_seq
+    JOIN quiesce_leases l ON l.scope = r.scope AND l.held AND l.token = w.token, clock
+   WHERE l.expires_at > clock.now
+  ORDER BY w.run_id
+  FOR UPDATE OF r FOR SHARE OF l
+)
+UPDATE quiesce_runs r
+   SET seq = f.seq, token = f.token, state = f.state,
+       checkpoint = CASE WHEN f.set_checkpoint THEN f.checkpoint ELSE r.checkpoint END,
+       review_reason = CASE WHEN f.set_review THEN f.review_reason ELSE r.review_reason END,
+       updated_at = clock.now
+  FROM fence f, clock
+ WHERE r.run_id = f.run_id
+RETURNING r.run_id, quiesce_ms(clock.now) AS now`;

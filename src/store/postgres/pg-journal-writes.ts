@@ -15,29 +15,39 @@ export type DiagnoseRow = LeaseRow & {
 };
 
 /**
- * A batch of journal writes inside one transaction (the caller commits): effect writes of
- * distinct runs go in one multi-row statement, the rest one statement each; a write that
- * changed nothing is diagnosed (fence, duplicate, conflict, missing) like SQLite's
- * check-then-write would have said.
+ * A batch of journal writes inside one transaction (the caller commits). When every write is
+ * of a distinct run, the writes of each kind that occurs more than once go in one multi-row
+ * statement (effects, run creations, run writes: one round trip each); otherwise one statement
+ * each. A write that changed nothing is diagnosed (fence, duplicate, conflict, missing) like
+ * SQLite's check-then-write would have said.
  */
 export async function applyWrites(
   q: Query,
   writes: readonly JournalWrite[],
 ): Promise<JournalResult[]> {
   const results: JournalResult[] = new Array<JournalResult>(writes.length);
-  const runIds = new Set(writes.map((w) => (w.kind === "create_run" ? w.run.runId : w.runId)));
-  const batched =
-    writes.filter((w) => w.kind === "effect").length > 1 && runIds.size === writes.length;
-  const done = batched
-    ? await applyEffects(
-        q,
-        writes.filter((w) => w.kind === "effect"),
-      )
-    : null;
+  const runIds = new Set(writes.map(runOf));
+  /** Run id -> the store's time, for the writes of the kinds in `multi` that went through. */
+  const done = new Map<string, number>();
+  const multi = new Set<JournalWrite["kind"]>();
+  if (runIds.size === writes.length) {
+    const of = <K extends JournalWrite["kind"]>(k: K) =>
+      writes.filter((w): w is Extract<JournalWrite, { kind: K }> => w.kind === k);
+    const effects = of("effect");
+    const creates = of("create_run");
+    const runs = of("run");
+    const merge = (kind: JournalWrite["kind"], m: Map<string, number>) => {
+      multi.add(kind);
+      m.forEach((now, id) => done.set(id, now));
+    };
+    if (effects.length > 1) merge("effect", await applyEffects(q, effects));
+    if (creates.length > 1) merge("create_run", await createRuns(q, creates));
+    if (runs.length > 1) merge("run", await writeRuns(q, runs));
+  }
   for (let i = 0; i < writes.length; i++) {
     const w = writes[i]!;
-    if (done && w.kind === "effect") {
-      const now = done.get(w.runId);
+    if (multi.has(w.kind)) {
+      const now = done.get(runOf(w));
       if (now === undefined) results[i] = await diagnose(q, w);
       else {
         if (w.event) await insertEvent(q, w.event);
@@ -51,6 +61,8 @@ export async function applyWrites(
     crashPoint("journal.checkpoint-write");
   return results;
 }
+
+const runOf = (w: JournalWrite) => (w.kind === "create_run" ? w.run.runId : w.runId);
 
 /** Every effect write of the batch (distinct runs) in one statement; the runs that went through. */
 async function applyEffects(q: Query, ws: EffectWrite[]): Promise<Map<string, number>> {
@@ -80,6 +92,45 @@ async function applyEffects(q: Query, ws: EffectWrite[]): Promise<Map<string, nu
       col((w) => w.run?.reviewReason ?? null),
     ],
     "quiesce_journal_write_effects",
+  );
+  return new Map(rows.map((r) => [r.run_id, r.now]));
+}
+
+type CreateWrite = Extract<JournalWrite, { kind: "create_run" }>;
+type RunWrite = Extract<JournalWrite, { kind: "run" }>;
+
+/** Every run creation of the batch (distinct runs) in one statement; the runs created. */
+async function createRuns(q: Query, ws: CreateWrite[]): Promise<Map<string, number>> {
+  const rows = await q<{ run_id: string; now: number }>(
+    sql.CREATE_RUNS,
+    [
+      ws.map((w) => w.run.runId),
+      ws.map((w) => w.run.runtimeId),
+      ws.map((w) => w.run.scope),
+      ws.map((w) => w.token),
+      ws.map((w) => w.run.checkpoint),
+    ],
+    "quiesce_journal_create_runs",
+  );
+  return new Map(rows.map((r) => [r.run_id, r.now]));
+}
+
+/** Every run write of the batch (distinct runs) in one statement; the runs written. */
+async function writeRuns(q: Query, ws: RunWrite[]): Promise<Map<string, number>> {
+  const rows = await q<{ run_id: string; now: number }>(
+    sql.WRITE_RUNS,
+    [
+      ws.map((w) => w.runId),
+      ws.map((w) => w.token),
+      ws.map((w) => w.expectedSeq),
+      ws.map((w) => w.seq),
+      ws.map((w) => w.state),
+      ws.map((w) => w.checkpoint !== undefined),
+      ws.map((w) => w.checkpoint ?? null),
+      ws.map(() => true),
+      ws.map((w) => w.reviewReason),
+    ],
+    "quiesce_journal_write_runs",
   );
   return new Map(rows.map((r) => [r.run_id, r.now]));
 }

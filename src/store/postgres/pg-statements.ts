@@ -34,11 +34,14 @@ const AHEAD = `(SELECT count(*)::int FROM quiesce_waiters w
  * as "SCOPE TICKET" (scopes hold no spaces), so that only that waiter wakes (see WakeBoard).
  * No waiter, no notification.
  */
-const WAKE_HEAD = `
-  SELECT pg_notify($7::text, rel.scope || ' ' || h.id)
+export function wakeHead(channel: string): string {
+  return `
+  SELECT pg_notify(${channel}::text, rel.scope || ' ' || h.id)
     FROM (SELECT min(w.id) AS id FROM quiesce_waiters w, clock
            WHERE w.scope = rel.scope AND w.expires_at > clock.now) AS h
    WHERE h.id IS NOT NULL`;
+}
+const WAKE_HEAD = wakeHead("$7");
 
 /**
  * $1 scope, $2 ticket, $3..$12 owner, $13 ttl_ms, $14 event detail, $15 the TTL as words,

@@ -81,8 +81,8 @@ export class PgStore implements Store, LeaseStore {
     this.location = target.display;
     this.pool = createPool(target);
     this.journal = new PgJournal(this.pool, target.display);
-    this.waves = new PgWaves(this.pool, target.display);
     this.wakeups = new PgWakeups(target, clientConfig(target));
+    this.waves = new PgWaves(this.pool, target.display, this.wakeups.channel);
   }
 
   watch(scope: string): ScopeWatch {

@@ -1,3 +1,5 @@
+import { wakeHead } from "./pg-statements.js";
+
 /**
  * The PostgreSQL waves' SQL. Every write is one statement whose `fence` CTE locks the wave's
  * lease row FOR SHARE only if it is held with the writer's token and unexpired on the server's
@@ -77,3 +79,70 @@ SELECT l.scope, l.token, l.held, l.run_id, l.system, l.host, l.pid, l.pid_start,
             ELSE EXISTS (SELECT 1 FROM quiesce_wave_hosts WHERE wave = $2 AND host = $3)
        END AS found
   FROM (SELECT 1) AS one LEFT JOIN quiesce_leases l ON l.scope = $1`;
+
+/**
+ * Several hosts of one wave under one token, and their events, in ONE statement (one round
+ * trip, and one commit when it is the whole batch): UPDATE_HOST for each row of the arrays,
+ * behind one fence. A row whose host is not in the state its writer saw changes nothing and
+ * writes no event; the ordinals of the rows that went through are returned.
+ * $1 lease scope, $2 token, $3 wave, then one array element per write: $4 host, $5 from,
+ * $6 to, $7 reason, $8 detail, $9 run id (null keeps), $10 start, $11 finish, $12 has an
+ * event, and the event's $13 kind, $14 scope, $15 token, $16 run id, $17 host, $18 pid,
+ * $19 message, $20 detail (JSON text); the host lease to release with the write (null: none):
+ * $21 scope, $22 token, $23 run id, $24 host, $25 pid, $26 reason; $27 the wake channel.
+ * A release is RELEASE's (its event, the first waiter in line notified), made only for a write
+ * that went through (`released` says so).
+ */
+export const UPDATE_HOSTS = `
+WITH ${FENCE},
+w AS (
+  SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+      $10::boolean[], $11::boolean[], $12::boolean[], $13::text[], $14::text[], $15::bigint[],
+      $16::text[], $17::text[], $18::integer[], $19::text[], $20::text[], $21::text[],
+      $22::bigint[], $23::text[], $24::text[], $25::integer[], $26::text[])
+    WITH ORDINALITY AS w(host, from_state, to_state, reason, detail, run_id, start, finish,
+      has_event, ev_kind, ev_scope, ev_token, ev_run_id, ev_host, ev_pid, ev_message, ev_detail,
+      rel_scope, rel_token, rel_run_id, rel_host, rel_pid, rel_reason, ord)
+),
+upd AS (
+  UPDATE quiesce_wave_hosts h
+     SET state = w.to_state, token = $2, reason = w.reason, detail = w.detail,
+         run_id = coalesce(w.run_id, h.run_id),
+         attempts = h.attempts + CASE WHEN w.start THEN 1 ELSE 0 END,
+         started_at = CASE WHEN w.start THEN clock.now ELSE h.started_at END,
+         finished_at = CASE WHEN w.finish THEN clock.now WHEN w.start THEN NULL
+                            ELSE h.finished_at END,
+         updated_at = clock.now
+    FROM w, fence, clock
+   WHERE h.wave = $3 AND h.host = w.host AND h.state = w.from_state
+  RETURNING w.ord
+),
+ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, w.ev_kind, w.ev_scope, w.ev_token, w.ev_run_id, w.ev_host, w.ev_pid,
+         w.ev_message, w.ev_detail::jsonb
+    FROM w JOIN upd ON upd.ord = w.ord, clock
+   WHERE w.has_event
+   ORDER BY w.ord
+),
+rel AS (
+  UPDATE quiesce_leases l
+     SET held = false, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
+         boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
+         ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL,
+         expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL
+    FROM w JOIN upd ON upd.ord = w.ord, clock
+   WHERE w.rel_scope IS NOT NULL AND l.scope = w.rel_scope AND l.token = w.rel_token AND l.held
+     AND l.expires_at > clock.now
+  RETURNING l.scope, w.ord
+),
+rel_ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, 'lease.released', w.rel_scope, w.rel_token, w.rel_run_id, w.rel_host,
+         w.rel_pid, 'released: ' || w.rel_reason, jsonb_build_object('reason', w.rel_reason)
+    FROM w JOIN rel ON rel.ord = w.ord, clock
+   ORDER BY w.ord
+)
+SELECT upd.ord, quiesce_ms(clock.now) AS now, rel.scope IS NOT NULL AS released
+  FROM upd CROSS JOIN clock LEFT JOIN rel ON rel.ord = upd.ord
+  LEFT JOIN LATERAL (${wakeHead("$27")}) AS wake ON true`;

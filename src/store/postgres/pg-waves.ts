@@ -28,16 +28,20 @@ prepareNamed({
   wave_update_host: sql.UPDATE_HOST,
   wave_update_wave: sql.UPDATE_WAVE,
   wave_diagnose: sql.DIAGNOSE,
+  wave_update_hosts: sql.UPDATE_HOSTS,
 });
 import * as sql from "./pg-wave-statements.js";
 import { pgDeleteWave, pgRetryHosts } from "./pg-wave-admin.js";
 import type { EventInput } from "../../domain/event.js";
+import type { ReleaseRequest } from "../store.js";
 
 /** Waves on PostgreSQL: a batch of writes is one transaction on one pooled connection. */
 export class PgWaves implements WaveStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly location: string,
+    /** The channel a release notifies waiters on (see PgWakeups). */
+    private readonly wakeChannel: string,
   ) {}
 
   private tx<T>(doing: string, fn: (q: Query) => Promise<T>): Promise<T> {
@@ -127,12 +131,84 @@ export class PgWaves implements WaveStore {
 
   async apply(writes: readonly WaveWrite[]): Promise<WaveWriteResult[]> {
     if (writes.length === 0) return [];
+    const hosts = hostBatch(writes);
+    if (hosts === null)
+      return this.tx("write wave state", async (q) => {
+        const out: WaveWriteResult[] = [];
+        for (const w of writes) out.push(await applyOne(q, w));
+        return out;
+      });
+    // The whole batch is one statement: it commits on its own (no BEGIN and COMMIT round trips).
+    const rows = await this.read<{ ord: string; now: number; released: boolean }>(
+      "write wave state",
+      sql.UPDATE_HOSTS,
+      [...hostBatchParams(hosts), this.wakeChannel],
+    );
+    const done = new Map(rows.map((r) => [Number(r.ord) - 1, r]));
+    const ok = (i: number): WaveWriteResult | null => {
+      const r = done.get(i);
+      return r === undefined ? null : { ok: true, now: Number(r.now), released: r.released };
+    };
+    if (done.size === hosts.length) return hosts.map((_, i) => ok(i)!);
+    // The others changed nothing: say why, and log a zombie's attempt (refusal()).
     return this.tx("write wave state", async (q) => {
       const out: WaveWriteResult[] = [];
-      for (const w of writes) out.push(await applyOne(q, w));
+      for (let i = 0; i < hosts.length; i++) out.push(ok(i) ?? (await refusal(q, hosts[i]!)));
       return out;
     });
   }
+}
+
+type HostWrite = Extract<WaveWrite, { kind: "host" }>;
+
+/**
+ * The batch as host writes of one wave under one token, each host once (UPDATE_HOSTS' one
+ * fence and one row per host), or null: then each write is its own statement.
+ */
+function hostBatch(writes: readonly WaveWrite[]): HostWrite[] | null {
+  const first = writes[0]!;
+  const seen = new Set<string>();
+  for (const w of writes) {
+    if (w.kind !== "host" || w.wave !== first.wave || w.token !== first.token) return null;
+    if (seen.has(w.host)) return null;
+    seen.add(w.host);
+  }
+  return writes as HostWrite[];
+}
+
+function hostBatchParams(ws: readonly HostWrite[]): unknown[] {
+  const col = <T>(f: (w: HostWrite) => T) => ws.map(f);
+  const ev = <T>(f: (e: EventInput) => T) => ws.map((w) => (w.event ? f(w.event) : null));
+  const rel = <T>(f: (r: ReleaseRequest) => T) => ws.map((w) => (w.release ? f(w.release) : null));
+  const w0 = ws[0]!;
+  return [
+    waveScope(w0.wave),
+    w0.token,
+    w0.wave,
+    col((w) => w.host),
+    col((w) => w.from),
+    col((w) => w.to),
+    col((w) => w.reason),
+    col((w) => w.detail),
+    col((w) => w.runId ?? null),
+    col((w) => w.start === true),
+    col((w) => w.finish === true),
+    col((w) => w.event !== undefined),
+    ev((e) => e.kind),
+    ev((e) => e.scope),
+    ev((e) => e.token),
+    ev((e) => e.runId),
+    ev((e) => e.host),
+    ev((e) => e.pid),
+    ev((e) => e.message),
+    ev((e) => JSON.stringify(e.detail ?? {})),
+    rel((r) => r.scope),
+    rel((r) => r.token),
+    rel((r) => r.runId),
+    rel((r) => r.host),
+    rel((r) => r.pid),
+    rel((r) => r.reason),
+  ];
 }
 
 async function applyOne(q: Query, w: WaveWrite): Promise<WaveWriteResult> {
@@ -166,6 +242,12 @@ async function applyOne(q: Query, w: WaveWrite): Promise<WaveWriteResult> {
     if (w.event) await insertEvent(q, w.event);
     return { ok: true, now: Number(rows[0].now) };
   }
+  return refusal(q, w);
+}
+
+/** Why a write changed nothing; a zombie's attempt is logged (I3). */
+async function refusal(q: Query, w: WaveWrite): Promise<WaveWriteResult> {
+  const scope = waveScope(w.wave);
   const [d] = await q<LeaseRow & { now: number; found: boolean }>(sql.DIAGNOSE, [
     scope,
     w.wave,

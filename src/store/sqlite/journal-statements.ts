@@ -1,10 +1,20 @@
 import type Database from "better-sqlite3";
 
 /**
+ * True while the run is at :expected_seq and the lease on its scope is held with :fence_token and
+ * unexpired at :now: the rule fenceFailure states, as a condition of a write (I3).
+ */
+const FENCED = `EXISTS (
+        SELECT 1 FROM quiesce_runs r JOIN quiesce_leases l ON l.scope = r.scope
+         WHERE r.run_id = :run_id AND r.seq = :expected_seq
+           AND l.held AND l.token = :fence_token AND l.expires_at > :now)`;
+
+/**
  * The SQLite journal's statements, prepared once per connection. Every write runs inside one
  * `BEGIN IMMEDIATE` transaction that first checks the lease fence (held, same token, unexpired)
  * and the expected sequence/state: SQLite has one writer at a time, so nothing can change
- * between that check and the write.
+ * between that check and the write. A transition's fast path folds that check into the write
+ * (FENCED) and falls back to check-then-write only to say why a write changed nothing.
  */
 const SQL = {
   getLease: "SELECT * FROM quiesce_leases WHERE scope = ?",
@@ -41,6 +51,29 @@ const SQL = {
              request_id = :request_id, result = :result, context = :context,
              review_reason = :review_reason, checksum = :checksum, updated_at = :now
        WHERE run_id = :run_id AND key = :key AND state = :from`,
+  // The fast path of a transition (see sqlite-journal.ts): the fence and the run's sequence
+  // are conditions of the write itself, so a write that goes through reads nothing first.
+  insertEffectFenced: `
+      INSERT INTO quiesce_effects (run_id, key, ordinal, provider, state, prev_state, seq, attempt,
+        token, request, request_id, result, context, review_reason, checksum, created_at, updated_at)
+      SELECT :run_id, :key, :ordinal, :provider, :state, :prev_state, :seq, :attempt,
+        :token, :request, :request_id, :result, :context, :review_reason, :checksum, :now, :now
+       WHERE ${FENCED}
+      ON CONFLICT (run_id, key) DO NOTHING`,
+  updateEffectFenced: `
+      UPDATE quiesce_effects
+         SET ordinal = :ordinal, provider = :provider, state = :state, prev_state = :prev_state,
+             seq = :seq, attempt = :attempt, token = :token, request = :request,
+             request_id = :request_id, result = :result, context = :context,
+             review_reason = :review_reason, checksum = :checksum, updated_at = :now
+       WHERE run_id = :run_id AND key = :key AND state = :from AND ${FENCED}`,
+  updateRunFenced: `
+      UPDATE quiesce_runs
+         SET seq = :seq, token = :token, state = coalesce(:state, state),
+             checkpoint = CASE WHEN :set_checkpoint THEN :checkpoint ELSE checkpoint END,
+             review_reason = CASE WHEN :set_review THEN :review_reason ELSE review_reason END,
+             updated_at = :now
+       WHERE run_id = :run_id AND seq = :expected_seq AND ${FENCED}`,
   getRuntime: "SELECT * FROM quiesce_runtimes WHERE runtime_id = ?",
   listRuntimes: "SELECT * FROM quiesce_runtimes ORDER BY runtime_id",
   insertRuntime: `

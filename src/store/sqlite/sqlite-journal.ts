@@ -67,6 +67,52 @@ export class SqliteJournal implements JournalStore {
   }
 
   private applyOne(w: JournalWrite, now: number): JournalResult {
+    if (w.kind !== "create_run" && this.applyFenced(w, now)) {
+      if (w.event) this.insertEvent(now, w.event);
+      return { ok: true, now };
+    }
+    return this.checkThenWrite(w, now);
+  }
+
+  /**
+   * The fast path of a transition: the write is conditional on the fence and the run's
+   * sequence (FENCED), so one that goes through reads nothing first. False when it changed
+   * nothing; then nothing was written and checkThenWrite says why (in the same transaction).
+   */
+  private applyFenced(w: Exclude<JournalWrite, { kind: "create_run" }>, now: number): boolean {
+    const fence = { fence_token: w.token, expected_seq: w.expectedSeq, now };
+    if (w.kind === "run") {
+      return (
+        this.q.updateRunFenced.run({
+          ...fence,
+          run_id: w.runId,
+          seq: w.seq,
+          token: w.token,
+          state: w.state,
+          set_checkpoint: w.checkpoint === undefined ? 0 : 1,
+          checkpoint: w.checkpoint ?? null,
+          set_review: 1,
+          review_reason: w.reviewReason,
+        }).changes === 1
+      );
+    }
+    // The fence reads the run by the effect's run id: they must be the same run.
+    if (w.effect.runId !== w.runId) return false;
+    const params = { ...effectParams(w.effect), ...fence };
+    const changed =
+      w.from === null
+        ? this.q.insertEffectFenced.run(params).changes
+        : this.q.updateEffectFenced.run({ ...params, from: w.from }).changes;
+    if (changed !== 1) return false;
+    // The fence just saw the run at expectedSeq, and this transaction is the only writer.
+    this.updateRun(w.runId, w.expectedSeq, w.seq, w.token, now, w.run?.state ?? null, {
+      review: w.run ? w.run.reviewReason : undefined,
+    });
+    return true;
+  }
+
+  /** Reads the run and the lease, then writes: the slow path, which names every refusal. */
+  private checkThenWrite(w: JournalWrite, now: number): JournalResult {
     const runRow = this.q.getRun.get(w.kind === "create_run" ? w.run.runId : w.runId) as
       RunRow | undefined;
     const scope = w.kind === "create_run" ? w.run.scope : runRow?.scope;
