@@ -33,6 +33,9 @@ export function signalGroup(pgid: number | undefined, sig: NodeJS.Signals | 0): 
  * behind when its leader is gone. Zombies are left out: they act no more. Empty elsewhere.
  */
 export function groupMembers(pgid: number): number[] {
+  // No process at all in the group (the common end of `run`): one kill(2) says so, where the
+  // scan below reads every process's stat file.
+  if (pgid > 0 && !groupExists(pgid)) return [];
   let names: string[];
   try {
     names = readdirSync("/proc");
@@ -52,6 +55,16 @@ export function groupMembers(pgid: number): number[] {
     }
   }
   return out;
+}
+
+/** False only when the kernel says no process has that group id (ESRCH); EPERM means one has. */
+function groupExists(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== "ESRCH";
+  }
 }
 
 /** Resolves when no process is left in the group (polled), or at `untilMs` (epoch ms). */
