@@ -3,7 +3,8 @@
  * (our floor) measured in the same rounds: `quiesce --version`, and `quiesce run --lease S --
  * true` on SQLite (store open, migration check, acquire, the command's gate and deadline guard,
  * release). The runs are interleaved (one of each per round, rotating order) so that every
- * subject sees the same machine; the figure is the median of the rounds.
+ * subject sees the same machine; the figure is the median of the rounds. Then a few more runs of
+ * `run` with QUIESCE_STARTUP_MARKS=1 (src/process/startup-marks.ts) show where its time goes.
  *
  *   npm run build && node dist/bench/startup.js [--rounds 21]
  */
@@ -47,7 +48,24 @@ function once(s: Subject): number {
   return ms;
 }
 
+/** One run with the start-up marks on: each mark's ms since the process started. */
+function marksOnce(s: Subject): Map<string, number> {
+  const env = { ...process.env, QUIESCE_STARTUP_MARKS: "1" };
+  const r = spawnSync(process.execPath, s.args, { stdio: ["ignore", "ignore", "pipe"], env });
+  const line = /startup marks[^:]*: (.*)/.exec(String(r.stderr))?.[1];
+  if (r.status !== 0 || line === undefined)
+    throw new Error(`${s.label} with marks exited ${r.status}: ${String(r.stderr)}`);
+  return new Map(
+    line.split("; ").map((m) => {
+      const at = m.lastIndexOf("=");
+      return [m.slice(0, at), Number(m.slice(at + 1))] as const;
+    }),
+  );
+}
+
+const MARK_RUNS = 9;
 const times = new Map<string, number[]>(subjects.map((s) => [s.key, []]));
+const markRuns: Map<string, number>[] = [];
 try {
   for (const s of subjects) once(s); // warm the page cache; creates the store
   for (let round = 0; round < ROUNDS; round++) {
@@ -56,6 +74,8 @@ try {
       times.get(s.key)!.push(once(s));
     }
   }
+  const run = subjects.find((s) => s.key === "run")!;
+  for (let i = 0; i < MARK_RUNS; i++) markRuns.push(marksOnce(run));
 } finally {
   cleanup();
 }
@@ -87,11 +107,27 @@ table(
 note(
   `min / max per subject: ${subjects.map((s) => `${s.key} ${fmt(Math.min(...times.get(s.key)!), 1)}/${fmt(Math.max(...times.get(s.key)!), 1)} ms`).join(", ")}`,
 );
+const markNames = [...markRuns[0]!.keys()];
+let previous = 0;
+table(
+  `Where \`quiesce run -- true\` spends its time: median of ${MARK_RUNS} runs with QUIESCE_STARTUP_MARKS=1`,
+  ["step (ms since the process started)", "at", "step took"],
+  markNames.map((name) => {
+    const at = median(markRuns.map((m) => m.get(name) ?? NaN));
+    const row = [name, `${fmt(at, 1)} ms`, `${fmt(at - previous, 1)} ms`];
+    previous = at;
+    return row;
+  }),
+);
+note(
+  `node -e 0 takes ${fmt(floor, 1)} ms exec to exit in the rounds above; the marks add the cost of reading the clock and one line at exit`,
+);
 const misses = verdicts.filter((v) => !v.pass);
 console.log(`\nTargets: ${verdicts.length - misses.length} PASS, ${misses.length} MISS`);
 const file = writeResults("startup", startedAt, {
   rounds: ROUNDS,
   medianMs: med,
   samplesMs: Object.fromEntries(times),
+  marksMs: markRuns.map((m) => Object.fromEntries(m)),
 });
 console.log(`\nJSON: ${file}`);

@@ -5,6 +5,7 @@ import { Exit, exitCodeFor, usageErrorHandler } from "./exit-codes.js";
 import { handleClosedStdout } from "./stdout-pipe.js";
 import { VERSION } from "./version.js";
 import { COMMANDS, requestedCommand } from "./command-table.js";
+import { startupMark } from "../process/startup-marks.js";
 
 async function buildProgram(): Promise<Command> {
   const program = new Command("quiesce")
@@ -64,8 +65,10 @@ function fail(message: string, code: number, error?: unknown): never {
 }
 
 async function main(): Promise<void> {
+  startupMark("cli loaded");
   handleClosedStdout();
   const program = await buildProgram();
+  startupMark("command loaded");
   try {
     await program.parseAsync(process.argv);
   } catch (e) {

@@ -5,6 +5,7 @@ import { crashPoint } from "../fault/crash-points.js";
 import type { ChildExit, GroupChild } from "../process/child-runner.js";
 import { isZombie } from "../process/signals.js";
 import { onStopSignals } from "../process/stop-signals.js";
+import { startupMark } from "../process/startup-marks.js";
 import type { Lease } from "./lease.js";
 import type { SuperviseResult } from "./supervise-result.js";
 
@@ -103,7 +104,9 @@ export async function holdCommand(
       return lost();
     }
     crashPoint("run.after-spawn");
+    startupMark("pid recorded, gate opened");
     const exit = await child.exited;
+    startupMark("command exited");
     const guard: GuardVerdict = !lease.lost
       ? "armed"
       : child.guard
@@ -127,6 +130,7 @@ export async function holdCommand(
         `${leftovers} process${leftovers === 1 ? "" : "es"} left behind by the command ${leftovers === 1 ? "was" : "were"} stopped`,
       );
     child.finish();
+    startupMark("leftovers checked");
     crashPoint("run.before-release");
     return await releaseAfter(
       lease,
@@ -178,6 +182,7 @@ async function releaseAfter(
   let released = false;
   try {
     released = (await lease.release(why)).ok;
+    startupMark("released");
   } catch (e) {
     s.say(`could not release the lease (${(e as Error).message}); it will expire on its own`);
   }

@@ -10,6 +10,7 @@ import type { Lease } from "./lease.js";
 import type { Leases } from "./leases.js";
 import type { SuperviseResult } from "./supervise-result.js";
 import { resolveExecutable } from "./resolve-command.js";
+import { startupMark } from "../process/startup-marks.js";
 
 export type { SuperviseResult } from "./supervise-result.js";
 
@@ -50,6 +51,7 @@ export async function superviseCommand(
   const runId = o.acquire?.runId ?? newRunId();
   const acquired = await acquireInterruptibly(leases, o, runId, say);
   if ("outcome" in acquired) return acquired;
+  startupMark("acquired");
   return runUnderLease(acquired.lease, o, runId, say);
 }
 
@@ -131,6 +133,7 @@ async function runUnderLease(
             }
           : undefined,
     });
+    startupMark("spawned (gate and guard)");
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     await lease.release(`command could not be started: ${err.message}`).catch(() => undefined);

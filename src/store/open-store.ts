@@ -2,6 +2,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { invalidInput } from "../domain/errors.js";
 import type { Store } from "./store.js";
+import { startupMark } from "../process/startup-marks.js";
 
 /**
  * Where the embedded store lives when nothing says otherwise: a system-wide file for root
@@ -76,5 +77,6 @@ export async function openStore(
     return PgStore.open(target.url, { readOnly });
   }
   const { SqliteStore } = await import("./sqlite/sqlite-store.js");
+  startupMark("store modules loaded");
   return new SqliteStore(target.path, { readOnly });
 }

@@ -5,6 +5,7 @@ import { resolveAcquire } from "../../lease/acquire-options.js";
 import { checkRemoteGrace } from "../../domain/remote-grace.js";
 import { superviseCommand } from "../../lease/supervise-command.js";
 import { loadConfig } from "../../config/resolve-config.js";
+import { startupMark } from "../../process/startup-marks.js";
 import {
   closeSession,
   openSession,
@@ -93,6 +94,7 @@ export function registerRun(program: Command): void {
     checkRemoteGrace(config.takeover.remoteGraceMs, graceMs, timing.safetyMarginMs);
     const [command, ...args] = cmd;
     const session = await openSession(flags);
+    startupMark("session open");
     const leases = session.leases;
     leases.setKeeperEvents({
       onRenewError: (e) =>
@@ -135,6 +137,7 @@ export function registerRun(program: Command): void {
       exitCode = r.exitCode;
     } finally {
       await closeSession(session);
+      startupMark("store closed");
     }
     process.exit(exitCode);
   });

@@ -5,6 +5,7 @@ import { dirname } from "node:path";
 import { ErrorCode, QuiesceError } from "../../domain/errors.js";
 import { isBusy, sleepSync } from "./busy-wait.js";
 import { migrations } from "./migrations.generated.js";
+import { startupMark } from "../../process/startup-marks.js";
 
 export const LATEST_SQLITE_SCHEMA = migrations.length;
 
@@ -46,11 +47,14 @@ export function openSqlite(path: string, options: SqliteOptions = {}): Database.
 
 function openOnce(path: string, timeoutMs: number): Database.Database {
   const db = new Database(path, { fileMustExist: path !== ":memory:", timeout: timeoutMs });
+  startupMark("native addon loaded, file opened");
   try {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = FULL");
     db.pragma("foreign_keys = ON");
+    startupMark("pragmas set");
     migrate(db, path);
+    startupMark("migration checked");
     return db;
   } catch (e) {
     db.close();
