@@ -1,25 +1,35 @@
 #!/usr/bin/env node
-// Bundles the CLI (tsc's dist/src/cli/main.js and what it imports) into dist/cli with esbuild,
-// run by `npm run build` after tsc. Start-up only (issue 12): node resolves and loads some 90
-// files for `quiesce run`, and one file a command costs far less. The library entry stays
-// dist/src, plain tsc output; bin/quiesce.js is the only user of the bundle.
+// Bundles the CLI (tsc's dist/src/cli/main.js and what it imports) into one file,
+// dist/cli/quiesce.cjs, with esbuild, and builds V8's code cache for it; run by `npm run build`
+// after tsc. Start-up only (issue 12): as ES modules, `quiesce run` had node resolve, read
+// (asynchronously, one by one) and compile some 90 files; one CommonJS file read at once and
+// compiled from a code cache costs far less (bench/startup.ts measures it). The library entry
+// stays dist/src, plain tsc output; bin/quiesce.js is the only user of the bundle.
 //
-// - ESM with code splitting: each command's module (src/cli/command-table.ts) and each store
-//   backend stay behind their dynamic import, in chunks of their own, so `run` loads no more
-//   than it did as separate files. ESM chunks keep the .js names (the package is "type":
-//   "module"); nothing is renamed.
-// - Packages with native code, optional parts or files of their own stay external and load
-//   from node_modules as before: better-sqlite3 (its addon), pg, yaml and zod (loaded on first
-//   use through createRequire), the server's and the agents' libraries. commander is bundled.
-// - `drill` and `serve` do not run from the bundle (bin/quiesce.js): they find files next to
-//   their own modules (the drill's agents, the dashboard's assets).
+// - CommonJS, one file: each command's module (src/cli/command-table.ts) and each store backend
+//   become lazily evaluated parts of it, and the packages they import are required only then,
+//   so `run` evaluates no more than it did as separate files.
+// - commander and better-sqlite3's JavaScript are bundled; better-sqlite3's native addon loads
+//   from its package (nativeAddonFromPackage below). The other packages stay external and load
+//   from node_modules as before: pg, yaml and zod (loaded on first use through createRequire),
+//   the server's and the agents' libraries.
+// - import.meta becomes the bundle's own: its url is dist/cli/quiesce.cjs. `drill` and `serve`
+//   do not run from the bundle (bin/quiesce.js): they find files beside their own modules in
+//   dist/src (the drill's agents, the dashboard's assets).
+// - The code cache (quiesce.cjs.cache) is written by a first `quiesce run` on a scratch store,
+//   so that it holds the functions that path compiles. V8 refuses a cache made by another
+//   node or for a source of another length, and bin/quiesce.js then compiles from source as
+//   before. V8 does not compare the source's content: the two files are only ever written
+//   together, here, after dist/cli is emptied; never edit one without the other.
 import { build } from "esbuild";
-import { readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
-const BUNDLED = new Set(["commander"]);
+const BUNDLED = new Set(["commander", "better-sqlite3"]);
 const external = [
   ...Object.keys(pkg.dependencies ?? {}),
   ...Object.keys(pkg.peerDependencies ?? {}),
@@ -27,21 +37,79 @@ const external = [
   "pg-native",
 ].filter((name) => !BUNDLED.has(name));
 
+/**
+ * better-sqlite3's JavaScript is bundled, its addon is not: the `bindings` package it asks
+ * for the addon finds it from the caller's file, which in a bundle is dist/cli. This stand-in
+ * looks where an installed better-sqlite3 keeps it (build/Release) and otherwise asks
+ * `bindings` with that package's own directory as the root.
+ */
+const nativeAddonFromPackage = {
+  name: "native-addon-from-package",
+  setup(b) {
+    b.onResolve({ filter: /^bindings$/ }, () => ({ path: "bindings", namespace: "addon-shim" }));
+    b.onLoad({ filter: /.*/, namespace: "addon-shim" }, () => ({
+      loader: "js",
+      contents: `
+        const { existsSync } = require("node:fs");
+        const { dirname, join } = require("node:path");
+        const { createRequire } = require("node:module");
+        const packageJson = require.resolve("better-sqlite3/package.json");
+        const moduleRoot = dirname(packageJson);
+        module.exports = (name) => {
+          const release = join(moduleRoot, "build", "Release", name);
+          if (existsSync(release)) return require(release);
+          return createRequire(packageJson)("bindings")({ bindings: name, module_root: moduleRoot });
+        };`,
+    }));
+  },
+};
+
 const outdir = join(root, "dist", "cli");
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { main: join(root, "dist", "src", "cli", "main.js") },
-  outdir,
+  entryPoints: [join(root, "dist", "src", "cli", "main.js")],
+  outfile: join(outdir, "quiesce.cjs"),
   bundle: true,
-  splitting: true,
-  format: "esm",
+  format: "cjs",
   platform: "node",
   target: "node20",
-  chunkNames: "chunks/[name]-[hash]",
-  external: [...external, ...external.map((name) => `${name}/*`)],
-  // commander is CommonJS: its require() of node's modules needs a require in ESM output.
+  external: [...external, ...external.map((name) => `${name}/*`), "better-sqlite3/package.json"],
+  define: { "import.meta": "__quiesceImportMeta" },
   banner: {
-    js: 'import { createRequire as __quiesceCreateRequire } from "node:module"; const require = __quiesceCreateRequire(import.meta.url);',
+    js: [
+      'const __quiesceImportMeta = { url: require("node:url").pathToFileURL(__filename).href,',
+      '  resolve: (s) => require("node:url").pathToFileURL(require.resolve(s)).href };',
+    ].join("\n"),
   },
+  plugins: [nativeAddonFromPackage],
   logLevel: "warning",
 });
+
+// The training run sees none of the builder's QUIESCE_* settings (a config file, alert sinks,
+// a crash point): only its scratch store.
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !name.startsWith("QUIESCE_")),
+);
+const scratch = mkdtempSync(join(tmpdir(), "quiesce-code-cache-"));
+try {
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(root, "bin", "quiesce.js"),
+      "run",
+      "--store",
+      join(scratch, "s.db"),
+      "--lease",
+      "build",
+      "--",
+      "true",
+    ],
+    { env: { ...env, QUIESCE_BUILD_CODE_CACHE: "1" }, stdio: ["ignore", "ignore", "pipe"] },
+  );
+  if (r.status !== 0)
+    console.warn(
+      `bundle-cli: no code cache (the training run exited ${r.status}: ${String(r.stderr).trim()}); the CLI works, starting slower`,
+    );
+} finally {
+  rmSync(scratch, { recursive: true, force: true });
+}

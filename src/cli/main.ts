@@ -106,4 +106,12 @@ setFatalFallback((e) =>
 );
 
 export { QuiesceError };
-await main();
+// Not a top-level await: bin/quiesce.js runs the CLI from a CommonJS bundle
+// (scripts/bundle-cli.mjs), which has none. The process lives on while main's work is pending.
+main().catch((e: unknown) =>
+  fail(
+    `internal error: ${(e as Error)?.message ?? String(e)} (QUIESCE_DEBUG=1 shows details)`,
+    Exit.FAILURE,
+    e,
+  ),
+);
