@@ -154,9 +154,15 @@ await eachBackend("run: uncontrolled exits and self-fencing", (b) => {
     const lateRc = join(tmp.dir, "late-rc");
     const termAt = join(tmp.dir, "term-at");
     await withLocation(b, "sigstop", async (url) => {
-      // On SIGTERM the command plays zombie: it tries a fenced write with its old token.
+      // On SIGTERM the command plays zombie: it tries a fenced write with its old token once the
+      // lease has expired on the store's clock. The TERM comes from the deadline guard at the
+      // local deadline, a safety margin (100 ms at TTL 1s) before that expiry: a write made in
+      // between is still under a current lease and rightly accepted, and whether a write sent
+      // at once lands before or after the expiry depended on how fast the CLI starts.
       const cmd =
-        `trap 'date +%s%N > ${termAt}; ${CLI} state set s progress late --token "$QUIESCE_FENCING_TOKEN" --store "${url}" 2>/dev/null; ` +
+        `trap 'date +%s%N > ${termAt}; ` +
+        `until ${CLI} lock show s --json --store "${url}" | grep -Eq "expired.: ?true"; do sleep 0.05; done; ` +
+        `${CLI} state set s progress late --token "$QUIESCE_FENCING_TOKEN" --store "${url}" 2>/dev/null; ` +
         `echo $? > ${lateRc}; exit 0' TERM; ` +
         `${CLI} state set s progress early --token "$QUIESCE_FENCING_TOKEN" --store "${url}" && touch ${ready}; ` +
         `while :; do sleep 0.05; done`;
