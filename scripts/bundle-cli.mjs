@@ -75,6 +75,11 @@ await build({
   target: "node20",
   external: [...external, ...external.map((name) => `${name}/*`), "better-sqlite3/package.json"],
   define: { "import.meta": "__quiesceImportMeta" },
+  // import() of an external package (prom-client, for `check --format prometheus`) becomes
+  // require(): code run through vm.Script has no loader for import() on node 20 (it needs
+  // --experimental-vm-modules, or an experimental constant that a code cache then loses).
+  // Every external package the CLI loads this way has a CommonJS entry.
+  supported: { "dynamic-import": false },
   banner: {
     js: [
       'const __quiesceImportMeta = { url: require("node:url").pathToFileURL(__filename).href,',
