@@ -74,8 +74,13 @@ test("`events --json | head -1` exits quietly: no EPIPE error", () => {
       `set -o pipefail 2>/dev/null || true`,
       `"${process.execPath}" "${CLI}" events --json --limit 1000 --store "${store}" 2>"${t.dir}/err" | head -c 100 >/dev/null`,
       `echo "status $?"`,
-      `"${process.execPath}" "${CLI}" events --follow --store "${store}" 2>>"${t.dir}/err" | head -1 >/dev/null`,
-      `echo "follow $?"`,
+      // --follow, like `tail -f | head -1`, learns that its reader is gone when it next writes:
+      // when its first lines fit in the pipe, only a new event tells it. Events keep coming
+      // until it has stopped.
+      `( "${process.execPath}" "${CLI}" events --follow --store "${store}" 2>>"${t.dir}/err" | head -1 >/dev/null; echo "follow $?" > "${t.dir}/follow" ) &`,
+      `for i in $(seq 1 200); do [ -s "${t.dir}/follow" ] && break; "${process.execPath}" "${CLI}" lock acquire "late$i" --ttl 1m --owner-pid none --store "${store}" >/dev/null 2>>"${t.dir}/err"; sleep 0.1; done`,
+      `wait`,
+      `cat "${t.dir}/follow"`,
     ].join("\n");
     const r = spawnSync("bash", ["-c", script], { encoding: "utf8", timeout: 60_000 });
     assert.equal(r.status, 0, r.stderr);
