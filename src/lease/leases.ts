@@ -162,6 +162,7 @@ export class Leases implements AsyncDisposable {
     // Waiting: the watch opens before the first attempt, so a release after the refusal is a
     // hint even before the ticket is known, and the refusal can stand for the first read.
     const watch = req.waitMs > 0 ? this.store.leases.watch(scope) : null;
+    watch?.awaitTicket();
     const early = watch && { watch, hints: watch.hints, live: watch.live };
     // With --wait, a dropped connection or a restarting server is waited out, not an exit 1.
     let start = readClock();

@@ -138,6 +138,13 @@ export interface ScopeWatch {
   /** The waiter's ticket, once enqueued: from then on a release that names the ticket first in
    * line wakes only that waiter (see WakeBoard). */
   setTicket(ticket: number): void;
+  /**
+   * A ticket is being taken (with the acquisition about to be sent): until `setTicket`, a
+   * release naming a ticket is held back, and counts then only if it named this one. Without
+   * it, a watch with no ticket takes every hint, and the waiter whose acquisition was refused
+   * re-read the store for releases that named the waiter ahead of it.
+   */
+  awaitTicket(): void;
   /** Idempotent. */
   close(): void;
 }

@@ -16,6 +16,8 @@ interface Watcher {
   hints: number;
   /** Hints that named this waiter's ticket: it was first in line at a release. */
   named: number;
+  /** Between awaitTicket() and setTicket(): the tickets that hints named meanwhile. */
+  pending: Set<number> | null;
   waiting: Set<() => void>;
 }
 
@@ -50,7 +52,8 @@ export class WakeBoard {
   hint(scope: string, ticket?: number): void {
     if (this.drop) return;
     for (const w of this.scopes.get(scope) ?? []) {
-      if (ticket === undefined || w.ticket === null || w.ticket === ticket) {
+      if (ticket !== undefined && w.pending !== null) w.pending.add(ticket);
+      else if (ticket === undefined || w.ticket === null || w.ticket === ticket) {
         wake(w, ticket !== undefined && w.ticket === ticket);
       }
     }
@@ -60,8 +63,10 @@ export class WakeBoard {
   hintTicket(ticket: number): void {
     if (this.drop) return;
     for (const set of this.scopes.values()) {
-      for (const w of set)
-        if (w.ticket === null || w.ticket === ticket) wake(w, w.ticket === ticket);
+      for (const w of set) {
+        if (w.pending !== null) w.pending.add(ticket);
+        else if (w.ticket === null || w.ticket === ticket) wake(w, w.ticket === ticket);
+      }
     }
   }
 
@@ -78,7 +83,7 @@ export class WakeBoard {
       this.scopes.set(scope, set);
     }
     const watchers = set;
-    const me: Watcher = { ticket: null, hints: 0, named: 0, waiting: new Set() };
+    const me: Watcher = { ticket: null, hints: 0, named: 0, pending: null, waiting: new Set() };
     watchers.add(me);
     if (this.watchers++ === 0) this.onActive(true);
     let closed = false;
@@ -98,8 +103,14 @@ export class WakeBoard {
       get live() {
         return isLive();
       },
+      awaitTicket() {
+        if (me.ticket === null) me.pending = new Set();
+      },
       setTicket(ticket) {
         me.ticket = ticket;
+        const named = me.pending?.has(ticket) ?? false;
+        me.pending = null;
+        if (named) wake(me, true);
       },
       next(seen, ms, signal) {
         return new Promise<void>((resolve, reject) => {

@@ -100,6 +100,60 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
         }
       }));
 
+    test("a watch awaiting its ticket counts a release that named it, once it knows it, and no other", () =>
+      withTwo("await", async (a, b) => {
+        const release = (token: number) =>
+          b.leases.release({
+            ...{ scope: "s", token, runId: "holder" },
+            ...{ host: "test-host", pid: 4242, reason: "done" },
+          });
+        const take = () =>
+          b.leases.acquire({ scope: "s", ttlMs: 10_000, owner: owner("holder"), ticket: null });
+        // First: the release names our ticket before we know it.
+        const held = await take();
+        assert.ok(held.ok);
+        const mine = a.leases.watch("s");
+        // No ticket, not awaiting one: it takes every hint, so it shows when the release's has come.
+        const any = a.leases.watch("s");
+        try {
+          await live(mine);
+          mine.awaitTicket();
+          const t = await a.leases.enqueue("s", 10_000, owner("waiter"));
+          const seen = any.hints;
+          assert.ok((await release(held.lease.token)).ok);
+          await any.next(seen, HINT_WAIT_MS);
+          assert.ok(any.hints > seen, "no hint arrived for the release");
+          assert.equal(mine.hints, 0, "held back until the ticket is known");
+          mine.setTicket(t);
+          assert.equal(mine.hints, 1, "then counted: the release named this ticket");
+          assert.equal(mine.named, 1);
+          await a.leases.dequeue(t);
+        } finally {
+          mine.close();
+          any.close();
+        }
+        // Then: the release names the waiter ahead.
+        const again = await take();
+        assert.ok(again.ok);
+        const ahead = a.leases.watch("s");
+        const behind = a.leases.watch("s");
+        try {
+          await live(ahead);
+          ahead.setTicket(await a.leases.enqueue("s", 10_000, owner("ahead")));
+          behind.awaitTicket();
+          const t = await a.leases.enqueue("s", 10_000, owner("behind"));
+          const seen = ahead.hints;
+          assert.ok((await release(again.lease.token)).ok);
+          await ahead.next(seen, HINT_WAIT_MS);
+          assert.ok(ahead.hints > seen, "the first in line was woken");
+          behind.setTicket(t);
+          assert.equal(behind.hints, 0, "the release named the waiter ahead: no hint for this one");
+        } finally {
+          ahead.close();
+          behind.close();
+        }
+      }));
+
     test("a hint is not a grant: a waiter woken while someone else holds the scope keeps waiting", () =>
       withTwo("nogrant", async (a, b) => {
         // Another waiter leaving the line sends a hint while the lease is still held.
