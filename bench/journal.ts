@@ -76,15 +76,11 @@ function print(r: BackendResult): void {
   );
   if (c.rawNote) note(c.rawNote);
   if (r.backend === "sqlite") {
-    const v = judge(
-      "journal",
-      r.backend,
-      "sequential >= 0.2 effects per fsync",
-      s.ours.perFsync,
-      s.ours.perFsync >= 0.2,
-    );
+    // Issue 12's row: sequential effects against the same writes as raw SQL, in the same run.
+    const vsRaw = s.ours.effectsPerSec / s.raw.effectsPerSec;
+    const v = judge("journal", r.backend, "sequential >= 0.95x raw", vsRaw, vsRaw >= 0.95);
     note(
-      `${v}: sequential ${fmt(s.ours.perFsync, 3)} effects per fsync (target >= 0.2; ceiling 0.25 at 4 commits per effect)`,
+      `${v}: sequential ${fmt(vsRaw, 2)}x the raw writes (target >= 0.95x; ${fmt(s.ours.perFsync, 3)} effects per fsync, ceiling 0.25 at 4 commits per effect)`,
     );
   }
   const g = judge(
