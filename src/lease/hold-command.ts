@@ -107,14 +107,19 @@ export async function holdCommand(
     startupMark("pid recorded, gate opened");
     const exit = await child.exited;
     startupMark("command exited");
-    const guard: GuardVerdict = !lease.lost
-      ? "armed"
-      : child.guard
-        ? await child.guard.status()
-        : "none";
+    // The guard is asked when the lease is lost, and also when a signal we did not send ended
+    // the command: the guard may have fired at the deadline a few milliseconds before this
+    // process's own clock reached it (its clock is /proc/uptime, in 10 ms steps), and a command
+    // it terminated must end as a loss (76), not as the command's own exit (143).
+    const killedByOthers = stopping === null && (exit.signal !== null || exit.exitCode > 128);
+    const guard: GuardVerdict =
+      !lease.lost && !killedByOthers ? "armed" : child.guard ? await child.guard.status() : "none";
     const ending = runEnding({ stoppedForLoss: stopping === "lost", leaseLost: lease.lost, guard });
 
     if (ending === "lease_lost") {
+      // The guard's clock can reach the deadline a moment before ours: it is the loss.
+      if (!lease.lost)
+        lease.markLost("the deadline guard stopped the command at the lease's deadline");
       // Anything the command left in its group must not outlive the lease either.
       child.signal("SIGKILL");
       child.finish();
@@ -180,10 +185,12 @@ async function releaseAfter(
   const why =
     s.signalsSeen.length > 0 ? `stopped by ${s.signalsSeen[0]}; command ${how}` : `command ${how}`;
   let released = false;
+  let unreachable = false;
   try {
     released = (await lease.release(why)).ok;
     startupMark("released");
   } catch (e) {
+    unreachable = true;
     s.say(`could not release the lease (${(e as Error).message}); it will expire on its own`);
   }
   // Lost only after the command had ended (here, or while this process was stopped): the
@@ -203,7 +210,9 @@ async function releaseAfter(
       leftoversStopped: s.leftovers,
     };
   }
-  if (!released) s.say("the release was refused: the lease had already expired or moved on");
+  if (!released && !unreachable) {
+    s.say("the release was refused: the lease had already expired or moved on");
+  }
   return {
     outcome: "completed",
     exitCode: exit.exitCode,
