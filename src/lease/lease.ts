@@ -289,17 +289,9 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     if (this.released) return { ok: true };
     this.checkDeadline();
     this.keeper?.untrack(this);
-    const o = this.record.owner;
     // If the store cannot be reached this throws and the lease stays unreleased (it will
     // expire); the caller may try again.
-    const releasing = this.store.leases.release({
-      scope: this.scope,
-      token: this.token,
-      runId: this.runId,
-      host: o.host,
-      pid: o.pid,
-      reason,
-    });
+    const releasing = this.store.leases.release(this.requestToRelease(reason));
     // A lost lease's release only puts the refusal on record: when the store is what cut us
     // off, waiting for its timeouts would only delay the exit past the grace.
     const r =
@@ -318,6 +310,10 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     this.checkDeadline();
     if (this.lossReason !== null) return null;
     this.keeper?.untrack(this);
+    return this.requestToRelease(reason);
+  }
+
+  private requestToRelease(reason: string): ReleaseRequest {
     const o = this.record.owner;
     return {
       scope: this.scope,

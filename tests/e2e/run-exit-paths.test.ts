@@ -115,6 +115,23 @@ await eachBackend("run: every controlled exit releases the lease (I7)", (b) => {
     });
   });
 
+  test("a command killed by another process while the lease is valid: exit 128+n, released, no loss", async (t) => {
+    const tmp = tempDir();
+    t.after(tmp.cleanup);
+    const ready = join(tmp.dir, "ready");
+    await withLocation(b, "outside-kill", async (url) => {
+      const p = run(url, "s", `touch ${ready}; exec sleep 30`);
+      await waitFor("the command to start", () => existsSync(ready));
+      const held = await showLease(url, "s");
+      // Not quiesce's signal: quiesce asks its deadline guard, which has not fired.
+      process.kill(held!.owner.childPid!, "SIGTERM");
+      const r = await p.done;
+      assert.equal(r.code, 143, r.stderr);
+      assert.equal(await showLease(url, "s"), null, "released");
+      assert.equal((await events(url, "s")).filter((e) => e.kind === "lease.lost").length, 0);
+    });
+  });
+
   test("a second signal kills a command that ignores the first; still released", async (t) => {
     const tmp = tempDir();
     t.after(tmp.cleanup);
