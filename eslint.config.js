@@ -35,4 +35,13 @@ export default tseslint.config(
       globals: { process: "readonly", console: "readonly", URL: "readonly" },
     },
   },
+  {
+    // bin/quiesce.js is CommonJS (bin/package.json): node's CommonJS globals are its own.
+    files: ["bin/**/*.js"],
+    languageOptions: {
+      sourceType: "commonjs",
+      globals: { require: "readonly", __dirname: "readonly", performance: "readonly" },
+    },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
 );

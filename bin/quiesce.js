@@ -1,19 +1,28 @@
 #!/usr/bin/env node
 // `quiesce --version` answers without loading the CLI; every other command runs from the CLI's
 // bundle, dist/cli/quiesce.cjs, compiled from its V8 code cache (scripts/bundle-cli.mjs),
-// except `drill` and `serve`, which find files beside their own modules in dist/src. Start-up
-// time: see bench/startup.ts.
-const args = process.argv.slice(2);
-const FROM_SOURCE_TREE = new Set(["drill", "serve"]);
+// except `drill` and `serve`, which find files beside their own modules in dist/src (ES
+// modules, imported). This file is CommonJS (bin/package.json says so): a CommonJS entry
+// spares node its ES module loader, which `quiesce run` never needs. Start-up time: see
+// bench/startup.ts.
+"use strict";
+const { readFileSync, writeFileSync } = require("node:fs");
+const { dirname, join } = require("node:path");
+
 if (process.env.QUIESCE_STARTUP_MARKS === "1")
-  (await import("../dist/src/process/startup-marks.js")).startupMark("bin started");
+  globalThis[Symbol.for("quiesce.binStarted")] = performance.now(); // src/process/startup-marks.ts
+
+const FROM_SOURCE_TREE = new Set(["drill", "serve"]);
+const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
-  const { VERSION } = await import("../dist/src/cli/version.js");
-  process.stdout.write(`${VERSION}\n`);
+  process.stdout.write(`${require("../package.json").version}\n`);
 } else if (FROM_SOURCE_TREE.has(subcommand(args))) {
-  await import("../dist/src/cli/main.js");
+  import("../dist/src/cli/main.js").catch((e) => {
+    process.stderr.write(`quiesce: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
 } else {
-  await runBundle(new URL("../dist/cli/quiesce.cjs", import.meta.url).pathname);
+  runBundle(join(__dirname, "..", "dist", "cli", "quiesce.cjs"));
 }
 
 /** The subcommand's name, past the global options (as src/cli/command-table.ts reads it). */
@@ -27,16 +36,16 @@ function subcommand(argv) {
 }
 
 /**
- * Runs a CommonJS file as node's require() would (same wrapper, same arguments), but compiled
- * with V8's code cache beside it when there is one; V8 checks that the cache was made by this
+ * Runs the bundle as node's require() would run a CommonJS file (same arguments), but compiled
+ * with V8's code cache beside it when there is one. The bundle is written as node's wrapper
+ * function already (scripts/bundle-cli.mjs), so its text is compiled as read, not copied into
+ * a wrapper; V8 checks that the cache was made by this
  * node for this source and otherwise compiles from source. QUIESCE_BUILD_CODE_CACHE=1 (the
  * build) writes the cache at exit, with what this run compiled.
  */
-async function runBundle(file) {
-  const { readFileSync, writeFileSync } = await import("node:fs");
-  const { createRequire } = await import("node:module");
-  const { dirname } = await import("node:path");
-  const { Script } = await import("node:vm");
+function runBundle(file) {
+  const { createRequire } = require("node:module");
+  const { Script } = require("node:vm");
   const cacheFile = `${file}.cache`;
   let cachedData;
   try {
@@ -45,10 +54,7 @@ async function runBundle(file) {
     cachedData = undefined; // none built: compile from source
   }
   const source = readFileSync(file, "utf8");
-  const script = new Script(
-    `(function (exports, require, module, __filename, __dirname) {${source}\n})`,
-    { filename: file, cachedData },
-  );
+  const script = new Script(source, { filename: file, cachedData });
   if (process.env.QUIESCE_BUILD_CODE_CACHE === "1")
     process.once("exit", () => writeFileSync(cacheFile, script.createCachedData()));
   const module = { exports: {}, filename: file };

@@ -80,15 +80,36 @@ await build({
   // --experimental-vm-modules, or an experimental constant that a code cache then loses).
   // Every external package the CLI loads this way has a CommonJS entry.
   supported: { "dynamic-import": false },
+  // The file is one function expression, node's CommonJS wrapper written out: bin/quiesce.js
+  // compiles it as it is, where wrapping it at run time would copy all of it once more.
   banner: {
     js: [
+      "(function (exports, require, module, __filename, __dirname) {",
       'const __quiesceImportMeta = { url: require("node:url").pathToFileURL(__filename).href,',
       '  resolve: (s) => require("node:url").pathToFileURL(require.resolve(s)).href };',
     ].join("\n"),
   },
+  footer: { js: "})" },
   plugins: [nativeAddonFromPackage],
+  // Smaller to read and to copy at every start (bench/startup.ts); names are kept, so a stack
+  // trace (QUIESCE_DEBUG=1) still names its functions.
+  minifyWhitespace: true,
+  minifySyntax: true,
   logLevel: "warning",
 });
+
+// node reads a file of ASCII into a one-byte string; one non-ASCII character anywhere (an
+// ellipsis in a regular expression was one) makes it decode all 800 KB as UTF-8 into a two-byte
+// string, slower to read and to compile on every start. esbuild escapes strings, not every
+// literal, so the build says where one is.
+const bundled = readFileSync(join(outdir, "quiesce.cjs"), "latin1");
+const nonAscii = /[^\t\n\r\x20-\x7e]/.exec(bundled);
+if (nonAscii !== null) {
+  const line = bundled.slice(0, nonAscii.index).split("\n").length;
+  throw new Error(
+    `bundle-cli: dist/cli/quiesce.cjs line ${line} has a character outside printable ASCII; write it as a \\u escape in the source`,
+  );
+}
 
 // The training run sees none of the builder's QUIESCE_* settings (a config file, alert sinks,
 // a crash point): only its scratch store.

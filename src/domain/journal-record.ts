@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "./sha256.js";
 import { EffectState, isEffectState, isLegalEdge } from "./effect-state.js";
 
 /** A run's life: `active` while a live process works it; the rest survive the process. */
@@ -95,7 +95,7 @@ export function effectChecksum(e: EffectContent): string {
     e.context,
     e.reviewReason,
   ];
-  return createHash("sha256").update(JSON.stringify(fields)).digest("hex");
+  return sha256Hex(JSON.stringify(fields));
 }
 
 export function sealEffect(e: EffectContent): Omit<EffectRecord, "createdAt" | "updatedAt"> {

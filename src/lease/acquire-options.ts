@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../process/random-uuid.js";
 import { toMs } from "../domain/duration.js";
 import { DEFAULT_TTL_MS, leaseTiming, type LeaseOwner, type LeaseTiming } from "../domain/lease.js";
 import { validateNote, validateScope, validateSystem } from "../domain/names.js";
@@ -88,5 +88,5 @@ export function resolveAcquire(scope: string, o: AcquireOptions): ResolvedAcquir
 
 /** `r-` + a random UUID: unique across hosts without coordination. */
 export function newRunId(): string {
-  return `r-${randomUUID()}`;
+  return `r-${randomUuid()}`;
 }

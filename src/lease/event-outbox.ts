@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
-import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { EventInput } from "../domain/event.js";
+import { sha256Hex } from "../domain/sha256.js";
 import { defaultSqlitePath } from "../store/open-store.js";
 import type { Store } from "../store/store.js";
 
@@ -19,10 +19,17 @@ export class EventOutbox {
   private delayMs = 250;
   private inFlight: Promise<void> | null = null;
 
+  /** `spoolFile`: where to spool (null: nowhere); by default, the store's (spoolPathFor). */
   constructor(
     private readonly store: Store,
-    private readonly spoolFile: string | null = spoolPathFor(store),
+    private spoolFileGiven?: string | null,
   ) {}
+
+  // Named on first use: the name hashes the store's location with node:crypto, which costs a
+  // `quiesce run` about 4 ms to load (bench/startup.ts), and most processes never spool.
+  private get spoolFile(): string | null {
+    return (this.spoolFileGiven ??= spoolPathFor(this.store));
+  }
 
   /** Writes the event now, or keeps it until the store answers. Never throws. */
   deliver(event: EventInput): Promise<void> {
@@ -59,6 +66,8 @@ export class EventOutbox {
 
   /** Writes out events a previous process left in the spool; returns how many. */
   async replaySpool(): Promise<number> {
+    // No spool directory, nothing spooled: the usual case, answered without naming the file.
+    if (this.spoolFileGiven === undefined && !existsSync(spoolDirFor())) return 0;
     if (this.spoolFile === null) return 0;
     const claimed = `${this.spoolFile}.${process.pid}`;
     try {
@@ -132,7 +141,10 @@ export function spoolPathFor(
   store: Pick<Store, "location">,
   env: NodeJS.ProcessEnv = process.env,
 ): string {
-  const id = createHash("sha256").update(store.location).digest("hex").slice(0, 16);
-  const dir = env.QUIESCE_OUTBOX_DIR || join(dirname(defaultSqlitePath(env)), "outbox");
-  return join(dir, `${id}.jsonl`);
+  const id = sha256Hex(store.location).slice(0, 16);
+  return join(spoolDirFor(env), `${id}.jsonl`);
+}
+
+function spoolDirFor(env: NodeJS.ProcessEnv = process.env): string {
+  return env.QUIESCE_OUTBOX_DIR || join(dirname(defaultSqlitePath(env)), "outbox");
 }

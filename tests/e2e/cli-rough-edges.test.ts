@@ -28,6 +28,22 @@ test("bare `quiesce` and every command group print their help on stdout, exit 0"
   assert.match(typo.stderr, /unknown command 'lok'.*\(Did you mean lock\?\)/);
 });
 
+test("--version and -V print the package's version, the one the CLI's own --version prints", async () => {
+  const { version } = JSON.parse(
+    readFileSync(join(dirname(CLI), "..", "package.json"), "utf8"),
+  ) as {
+    version: string;
+  };
+  for (const flag of ["--version", "-V"]) {
+    const r = await cli([flag]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${version}\n`);
+  }
+  // With anything else on the line the bundled CLI answers (commander's --version): same text.
+  const viaCli = await cli(["--version", "--store", "/nonexistent/x.db"]);
+  assert.equal(viaCli.stdout, `${version}\n`, viaCli.stderr);
+});
+
 test("--store (and --config) before the subcommand: `quiesce --store URL store info`", async () => {
   const t = tempDir("quiesce-global-store-");
   try {

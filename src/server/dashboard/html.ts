@@ -46,7 +46,7 @@ export function actionForm(o: {
 }): string {
   return `<details class="action js-only" data-key="${esc(o.key)}"><summary>${esc(o.label)}</summary>
 <form class="act" data-post="${esc(o.post)}" data-done="${esc(o.done)}">${o.fields}
-<button type="submit"${o.danger ? ' class="danger"' : ""}>${esc(o.label.replace(/…$/, ""))}</button><output></output></form></details>`;
+<button type="submit"${o.danger ? ' class="danger"' : ""}>${esc(o.label.replace(/\u2026$/, ""))}</button><output></output></form></details>`;
 }
 
 export function input(name: string, label: string, attrs = ""): string {

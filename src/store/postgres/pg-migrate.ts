@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../../process/random-uuid.js";
 import { ErrorCode, QuiesceError, storeMissing } from "../../domain/errors.js";
 import { migrations } from "./migrations.generated.js";
 
@@ -36,7 +36,7 @@ export async function migratePg(pool: pg.Pool, schema: string, display: string):
     );
     await client.query(
       "INSERT INTO quiesce_meta (key, value) VALUES ('store_id', $1) ON CONFLICT DO NOTHING",
-      [randomUUID()],
+      [randomUuid()],
     );
     await client.query("COMMIT");
     return LATEST_PG_SCHEMA;

@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { randomUUID } from "node:crypto";
+import { randomUuid } from "../../process/random-uuid.js";
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { ErrorCode, QuiesceError } from "../../domain/errors.js";
@@ -102,7 +102,7 @@ function migrate(db: Database.Database, path: string): void {
     );
     set.run("schema_version", String(LATEST_SQLITE_SCHEMA));
     db.prepare("INSERT OR IGNORE INTO quiesce_meta (key, value) VALUES ('store_id', ?)").run(
-      randomUUID(),
+      randomUuid(),
     );
   }).immediate();
 }
