@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { sqlPreparedOnFirstUse } from "./prepared-on-first-use.js";
 
 /**
  * True while the run is at :expected_seq and the lease on its scope is held with :fence_token and
@@ -10,7 +11,7 @@ const FENCED = `EXISTS (
            AND l.held AND l.token = :fence_token AND l.expires_at > :now)`;
 
 /**
- * The SQLite journal's statements, prepared once per connection. Every write runs inside one
+ * The SQLite journal's statements, prepared once per connection (on first use). Every write runs inside one
  * `BEGIN IMMEDIATE` transaction that first checks the lease fence (held, same token, unexpired)
  * and the expected sequence/state: SQLite has one writer at a time, so nothing can change
  * between that check and the write. A transition's fast path folds that check into the write
@@ -109,7 +110,5 @@ const SQL = {
 export type JournalStatements = Record<keyof typeof SQL, Database.Statement>;
 
 export function prepareJournalStatements(db: Database.Database): JournalStatements {
-  return Object.fromEntries(
-    Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)]),
-  ) as JournalStatements;
+  return sqlPreparedOnFirstUse(db, SQL);
 }

@@ -1,7 +1,8 @@
 import type Database from "better-sqlite3";
+import { preparedOnFirstUse } from "./prepared-on-first-use.js";
 
 /**
- * The SQLite waves' statements, prepared once per connection. Every write runs inside one
+ * The SQLite waves' statements, prepared once per connection (on first use). Every write runs inside one
  * `BEGIN IMMEDIATE` transaction that first checks the wave lease's fence (held, same token,
  * unexpired): SQLite has one writer at a time, so nothing can change between that check and
  * the conditional UPDATE (a compare-and-swap on the state the writer saw).
@@ -51,9 +52,9 @@ const SQL = {
 export type WaveStatements = Record<keyof typeof SQL, Database.Statement>;
 
 export function prepareWaveStatements(db: Database.Database): WaveStatements {
-  const q = Object.fromEntries(
-    Object.entries(SQL).map(([name, sql]) => [name, db.prepare(sql)]),
-  ) as WaveStatements;
-  q.listHosts.raw(true);
-  return q;
+  const makers = {} as Record<keyof typeof SQL, () => Database.Statement>;
+  for (const name of Object.keys(SQL) as (keyof typeof SQL)[])
+    makers[name] = () => db.prepare(SQL[name]);
+  makers.listHosts = () => db.prepare(SQL.listHosts).raw(true);
+  return preparedOnFirstUse(makers);
 }
