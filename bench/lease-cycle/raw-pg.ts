@@ -19,6 +19,15 @@ function leaseColumns(a: string): string {
 const AHEAD = `(SELECT count(*)::int FROM quiesce_waiters w
                  WHERE w.scope = $1 AND w.expires_at > clock.now AND ($2::bigint IS NULL OR w.id < $2::bigint))`;
 
+function wakeHead(channel: string): string {
+  return `
+  SELECT pg_notify(${channel}::text, rel.scope || ' ' || h.id)
+    FROM (SELECT min(w.id) AS id FROM quiesce_waiters w, clock
+           WHERE w.scope = rel.scope AND w.expires_at > clock.now) AS h
+   WHERE h.id IS NOT NULL`;
+}
+const WAKE_HEAD = wakeHead("$7");
+
 const ACQUIRE = `
 WITH clock AS (SELECT clock_timestamp() AS now),
 acq AS (
@@ -45,8 +54,26 @@ ev AS (
   SELECT clock.now, 'lease.acquired', acq.scope, acq.token, acq.run_id, acq.host, acq.pid,
          'acquired with token ' || acq.token || ' for ' || $15::text, $14::jsonb
     FROM acq, clock
+),
+-- Refused and asked to queue ($16, the ticket's TTL): take a place in line, committed without
+-- waiting for the WAL flush (see NO_FLUSH_WAIT; nothing else was written).
+quick AS (
+  SELECT set_config('synchronous_commit', 'off', true) AS off
+   WHERE $16::bigint IS NOT NULL AND $2::bigint IS NULL AND NOT EXISTS (SELECT 1 FROM acq)
+),
+enq AS (
+  INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
+  SELECT $1, $3, $5, $6, clock.now, clock.now + $16::bigint * interval '1 millisecond'
+    FROM clock, quick
+  RETURNING id
 )
-SELECT ${leaseColumns("acq")}, quiesce_ms(clock.now) AS now FROM acq, clock`;
+SELECT true AS won, ${leaseColumns("acq")}, quiesce_ms(clock.now) AS now, 0 AS ahead,
+       NULL::bigint AS ticket
+  FROM acq, clock
+UNION ALL
+SELECT false, ${leaseColumns("l")}, quiesce_ms(clock.now), ${AHEAD}, (SELECT id FROM enq)
+  FROM clock LEFT JOIN quiesce_leases l ON l.scope = $1
+ WHERE NOT EXISTS (SELECT 1 FROM acq)`;
 
 const RELEASE = `
 WITH clock AS (SELECT clock_timestamp() AS now),
@@ -66,9 +93,7 @@ ev AS (
          jsonb_build_object('reason', $6::text)
     FROM rel, clock
 )
-SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (
-  SELECT pg_notify($7::text, rel.scope)
-   WHERE EXISTS (SELECT 1 FROM quiesce_waiters w WHERE w.scope = rel.scope)) AS wake ON true`;
+SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (${WAKE_HEAD}) AS wake ON true`;
 
 export interface RawPg {
   cycle: () => Promise<void>;
@@ -102,7 +127,7 @@ export async function openRawPg(
   const o = owner;
   return {
     cycle: async () => {
-      const acq = await client.query<{ token: string }>({
+      const acq = await client.query<{ won: boolean; token: string }>({
         name: prepared ? "bench_acquire" : undefined,
         text: ACQUIRE,
         values: [
@@ -121,10 +146,12 @@ export async function openRawPg(
           ttlMs,
           detail,
           formatDuration(ttlMs),
+          null, // no place in line: the bench's scope is free
         ],
       });
-      const token = acq.rows[0]?.token;
-      if (token === undefined) throw new Error("raw bench scope is not free");
+      const won = acq.rows[0];
+      if (won?.won !== true) throw new Error("raw bench scope is not free");
+      const token = won.token;
       const rel = await client.query<{ n: number }>({
         name: prepared ? "bench_release" : undefined,
         text: RELEASE,

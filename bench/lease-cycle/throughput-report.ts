@@ -43,7 +43,8 @@ export function printThroughput(r: ThroughputResult): void {
             r.backend,
             `${v.label} >= ${TARGET_RATIO}x ${refName}`,
             vsRef,
-            vsRef >= TARGET_RATIO,
+            // Against a stale copy of the SQL the ratio means nothing: not a PASS.
+            vsRef >= TARGET_RATIO && r.sqlDrift.length === 0,
           )
         : "",
     ]);
@@ -74,7 +75,7 @@ export function printThroughput(r: ThroughputResult): void {
   }
   if (r.sqlDrift.length > 0) {
     note(
-      `WARNING: the raw copies of ${r.sqlDrift.join(", ")} differ from the library's SQL; update bench/lease-cycle/raw-*.ts`,
+      `MISS: the raw copies of ${r.sqlDrift.join(", ")} differ from the library's SQL, so "vs raw" compares other statements; update bench/lease-cycle/raw-*.ts`,
     );
   }
 }
