@@ -55,7 +55,10 @@ export function formatDuration(ms: number): string {
   const a = Math.abs(Math.round(ms));
   const sign = ms < 0 && a > 0 ? "-" : "";
   if (a < 1000) return `${sign}${a}ms`;
-  if (a < 60_000) return `${sign}${(a / 1000).toFixed(a < 10_000 ? 2 : 1).replace(/\.?0+$/, "")}s`;
+  // Rounded in integers, halves up (1005 ms is 1.01s), as the PostgreSQL store's
+  // quiesce_duration() does in its messages; toFixed rounds the binary value (1.00s).
+  if (a < 10_000) return `${sign}${decimal(Math.round(a / 10), 2)}s`;
+  if (a < 60_000) return `${sign}${decimal(Math.round(a / 100), 1)}s`;
   if (a < 3_600_000) {
     const m = Math.floor(a / 60_000);
     const s = Math.floor((a % 60_000) / 1000);
@@ -69,4 +72,11 @@ export function formatDuration(ms: number): string {
   const d = Math.floor(a / 86_400_000);
   const h = Math.floor((a % 86_400_000) / 3_600_000);
   return `${sign}${d}d${h}h`;
+}
+
+/** `units` hundredths (places 2) or tenths (places 1) as a decimal, trailing zeros dropped. */
+function decimal(units: number, places: 1 | 2): string {
+  const scale = places === 2 ? 100 : 10;
+  const fraction = String(units % scale).padStart(places, "0");
+  return `${Math.floor(units / scale)}.${fraction}`.replace(/\.?0+$/, "");
 }

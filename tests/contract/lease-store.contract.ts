@@ -290,6 +290,15 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           (e) => e.kind === EventKind.LeaseExpired,
         );
         assert.equal(expiredEvents.length, 1, "the expiry is logged once per token");
+        // Both stores word it alike: durations as formatDuration writes them (a few hundred ms
+        // here, seconds on a slow machine), never a bare number and " ms".
+        const d = String.raw`(?:\d+ms|\d+(?:\.\d+)?s)`;
+        assert.match(
+          expiredEvents[0]!.message,
+          new RegExp(
+            `^lease expired ${d} ago without being released \\(last heartbeat ${d} ago\\)$`,
+          ),
+        );
         assert.deepEqual(
           [...(await store.leases.renew([{ scope: "s", token: 1, ttlMs: 5000 }])).refused],
           ["s"],

@@ -114,8 +114,8 @@ m AS (
 )
 INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
 SELECT clock.now, 'lease.expired', m.scope, m.token, m.run_id, m.host, m.pid,
-       'lease expired ' || (quiesce_ms(clock.now) - quiesce_ms(m.expires_at)) ||
-       ' ms ago without being released (last heartbeat ' || (quiesce_ms(clock.now) - quiesce_ms(m.heartbeat_at)) || ' ms ago)',
+       'lease expired ' || quiesce_duration(quiesce_ms(clock.now) - quiesce_ms(m.expires_at)) ||
+       ' ago without being released (last heartbeat ' || quiesce_duration(quiesce_ms(clock.now) - quiesce_ms(m.heartbeat_at)) || ' ago)',
        jsonb_build_object('expiresAt', quiesce_ms(m.expires_at), 'heartbeatAt', quiesce_ms(m.heartbeat_at),
                           'owner', jsonb_build_object('runId', m.run_id, 'system', m.system, 'host', m.host, 'pid', m.pid))
   FROM m, clock, LATERAL (SELECT pg_notify($3::text, m.scope)) AS wake`;

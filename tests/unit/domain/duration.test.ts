@@ -146,6 +146,11 @@ describe("formatDuration", () => {
     [1500, "1.5s"],
     [1234, "1.23s"],
     [9990, "9.99s"],
+    [1005, "1.01s"], // halves round up, in integers (toFixed said 1.00s), as PostgreSQL's round()
+    [1015, "1.02s"],
+    [9995, "10s"],
+    [10_050, "10.1s"],
+    [59_950, "60s"],
     [10_000, "10s"],
     [12_345, "12.3s"],
     [20_000, "20s"],
