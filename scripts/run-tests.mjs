@@ -31,13 +31,15 @@ for (const group of groups) {
   // The fleet's names and addresses are fixed: one fleet file at a time.
   const concurrency = group === "fleet" ? "1" : "2";
   // A test that hangs fails with its name instead of holding the suite until CI's limit. The
-  // slowest test takes about 45 s on an idle 2-core machine; 5 minutes leaves room for load.
+  // runner times each test file as one test too: the longest file, the three agent drills on
+  // both stores (run one after another on purpose: two drills at once on 2 cores starve their
+  // short leases), took more than 5 minutes on a slow machine; 10 minutes leaves room for load.
   const r = spawnSync(
     process.execPath,
     [
       "--test",
       `--test-concurrency=${concurrency}`,
-      "--test-timeout=300000",
+      "--test-timeout=600000",
       "--test-reporter=spec",
       ...flags,
       ...files,
