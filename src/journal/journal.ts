@@ -1,4 +1,4 @@
-import { randomUuid } from "../process/random-uuid.js";
+import { timeOrderedUuid } from "../process/random-uuid.js";
 import { ErrorCode, QuiesceError, invalidInput } from "../domain/errors.js";
 import type { EventInput } from "../domain/event.js";
 import { describeFenceFailure, type FenceFailure } from "../domain/fencing.js";
@@ -58,7 +58,7 @@ export class Journal {
 
   /** Starts a run (state active, checkpoint sequence 0) under the lease. */
   async createRun(o: { runId?: string; checkpoint?: unknown } = {}): Promise<Run> {
-    const runId = validateRunId(o.runId ?? `run-${randomUuid()}`, "run id");
+    const runId = validateRunId(o.runId ?? `run-${timeOrderedUuid()}`, "run id");
     this.lease.assertHeld();
     const checkpoint = o.checkpoint === undefined ? null : toJsonText(o.checkpoint);
     const r = await this.writer.submit({

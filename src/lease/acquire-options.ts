@@ -1,4 +1,4 @@
-import { randomUuid } from "../process/random-uuid.js";
+import { timeOrderedUuid } from "../process/random-uuid.js";
 import { toMs } from "../domain/duration.js";
 import { DEFAULT_TTL_MS, leaseTiming, type LeaseOwner, type LeaseTiming } from "../domain/lease.js";
 import { validateNote, validateScope, validateSystem } from "../domain/names.js";
@@ -86,7 +86,7 @@ export function resolveAcquire(scope: string, o: AcquireOptions): ResolvedAcquir
   };
 }
 
-/** `r-` + a random UUID: unique across hosts without coordination. */
+/** `r-` + a time-ordered UUID: unique across hosts without coordination (see timeOrderedUuid). */
 export function newRunId(): string {
-  return `r-${randomUuid()}`;
+  return `r-${timeOrderedUuid()}`;
 }

@@ -224,8 +224,12 @@ function incidents(s: DashboardSnapshot): string {
   return `<h2>Takeovers, refusals, breaks <span class="count">latest ${s.incidents.length}</span></h2><ul class="events">${rows}</ul>`;
 }
 
-/** Run ids are long UUIDs: the first part tells them apart on a screen; the title has all. */
+/**
+ * Run ids are long UUIDs: on a screen the last 8 digits tell them apart (they are random; the
+ * first ones are the time the run began, the same for runs that began together); the title
+ * has all.
+ */
 function shortId(id: string): string {
-  const m = /^(r-[0-9a-f]{8})-[0-9a-f-]{27}$/.exec(id);
-  return m ? `<span title="${esc(id)}">${m[1]}…</span>` : esc(id);
+  const m = /^r-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}([0-9a-f]{8})$/.exec(id);
+  return m ? `<span title="${esc(id)}">r-…${m[1]}</span>` : esc(id);
 }
