@@ -15,16 +15,27 @@ export type DiagnoseRow = LeaseRow & {
 };
 
 /**
- * A batch of journal writes inside one transaction (the caller commits). When every write is
- * of a distinct run, the writes of each kind that occurs more than once go in one multi-row
- * statement (effects, run creations, run writes: one round trip each); otherwise one statement
- * each. A write that changed nothing is diagnosed (fence, duplicate, conflict, missing) like
- * SQLite's check-then-write would have said.
+ * How a batch commits: inside one transaction that the caller commits, or each statement by
+ * itself (see PgJournal.apply).
+ */
+export type BatchCommit = "transaction" | "autocommit";
+
+/**
+ * A batch of journal writes. When every write is of a distinct run, the writes of each kind
+ * that occurs more than once go in one multi-row statement (effects, run creations, run
+ * writes: one round trip each); otherwise one statement each. A write that changed nothing is
+ * diagnosed (fence, duplicate, conflict, missing) like SQLite's check-then-write would have
+ * said.
  */
 export async function applyWrites(
   q: Query,
   writes: readonly JournalWrite[],
+  commit: BatchCommit = "transaction",
 ): Promise<JournalResult[]> {
+  const recording = writes.some(recordsResult);
+  // The drill's kill "before the result commits": with no transaction, before the statement
+  // that carries it is sent (nothing of the batch is written yet, as a rollback would leave it).
+  if (commit === "autocommit" && recording) crashPoint("journal.checkpoint-write");
   const results: JournalResult[] = new Array<JournalResult>(writes.length);
   const runIds = new Set(writes.map(runOf));
   /** Run id -> the store's time, for the writes of the kinds in `multi` that went through. */
@@ -57,12 +68,27 @@ export async function applyWrites(
   }
   // After the rows are written and before COMMIT: a kill here must leave the previous
   // record intact (the server rolls back a transaction whose connection died).
-  if (writes.some((w, i) => results[i]!.ok && recordsResult(w)))
+  if (
+    commit === "transaction" &&
+    recording &&
+    writes.some((w, i) => results[i]!.ok && recordsResult(w))
+  )
     crashPoint("journal.checkpoint-write");
   return results;
 }
 
 const runOf = (w: JournalWrite) => (w.kind === "create_run" ? w.run.runId : w.runId);
+
+/**
+ * Whether applyWrites makes the batch's writes in a single statement: one write, or writes of
+ * one kind, each of another run (one multi-row statement). Refusals are diagnosed afterwards,
+ * by reads (and an event for a fenced write).
+ */
+export function isOneStatement(writes: readonly JournalWrite[]): boolean {
+  if (writes.length === 1) return true;
+  const kind = writes[0]?.kind;
+  return writes.every((w) => w.kind === kind) && new Set(writes.map(runOf)).size === writes.length;
+}
 
 /** Every effect write of the batch (distinct runs) in one statement; the runs that went through. */
 async function applyEffects(q: Query, ws: EffectWrite[]): Promise<Map<string, number>> {

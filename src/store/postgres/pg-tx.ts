@@ -63,6 +63,35 @@ export async function inTransaction<T>(
 }
 
 /**
+ * Runs `fn` on one pooled connection with no transaction around it: each statement commits by
+ * itself. For a sequence of writes that need not commit together (each one atomic on its own),
+ * it saves the BEGIN and COMMIT round trips; a driver error becomes one sentence, as above.
+ */
+export async function onConnection<T>(
+  pool: pg.Pool,
+  location: string,
+  doing: string,
+  fn: (q: Query) => Promise<T>,
+): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (e) {
+    throw pgError(e, location, doing);
+  }
+  try {
+    return await fn(
+      async <R extends pg.QueryResultRow>(text: string, params: unknown[] = [], name?: string) =>
+        (await client.query<R>(queryConfig(text, params, name))).rows,
+    );
+  } catch (e) {
+    throw pgError(e, location, doing);
+  } finally {
+    client.release();
+  }
+}
+
+/**
  * One statement on any pooled connection (its own transaction). With `name`, a named prepared
  * statement (also when the text was given to `prepareNamed`).
  */
