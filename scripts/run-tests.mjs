@@ -4,7 +4,8 @@
 // PostgreSQL; its files skip with the reason when not root or a tool is missing, and fail
 // instead under CI=true). Extra arguments are passed to `node --test` (e.g. --test-name-pattern).
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -21,6 +22,12 @@ function find(dir) {
 }
 
 const groups = only.length > 0 ? only : ["unit", "contract", "e2e", "fleet"];
+// Loss events that a test's holder could not write (its store was made to fail) are spooled
+// here, not in the machine's own outbox beside the default store, where every later quiesce
+// process on the host would find them. Tests that look at the spool set their own.
+const outbox = mkdtempSync(join(tmpdir(), "quiesce-test-outbox-"));
+process.env.QUIESCE_OUTBOX_DIR ??= outbox;
+process.on("exit", () => rmSync(outbox, { recursive: true, force: true }));
 let failed = false;
 for (const group of groups) {
   const files = find(join(root, "dist", "tests", group)).sort();

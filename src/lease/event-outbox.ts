@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { EventInput } from "../domain/event.js";
 import { sha256Hex } from "../domain/sha256.js";
@@ -66,8 +66,10 @@ export class EventOutbox {
 
   /** Writes out events a previous process left in the spool; returns how many. */
   async replaySpool(): Promise<number> {
-    // No spool directory, nothing spooled: the usual case, answered without naming the file.
-    if (this.spoolFileGiven === undefined && !existsSync(spoolDirFor())) return 0;
+    // No spool file in the directory (or no directory): the usual case, answered without
+    // naming the file. A replay removes the file it read, so a host that once spooled has an
+    // empty directory again.
+    if (this.spoolFileGiven === undefined && !hasSpoolFiles(spoolDirFor())) return 0;
     if (this.spoolFile === null) return 0;
     const claimed = `${this.spoolFile}.${process.pid}`;
     try {
@@ -143,6 +145,14 @@ export function spoolPathFor(
 ): string {
   const id = sha256Hex(store.location).slice(0, 16);
   return join(spoolDirFor(env), `${id}.jsonl`);
+}
+
+function hasSpoolFiles(dir: string): boolean {
+  try {
+    return readdirSync(dir).some((name) => name.endsWith(".jsonl"));
+  } catch {
+    return false; // no directory (or none we may read): nothing was spooled there for us
+  }
 }
 
 function spoolDirFor(env: NodeJS.ProcessEnv = process.env): string {
