@@ -6,6 +6,7 @@ import { HOST_STATES } from "../domain/wave-state.js";
 import { RUNTIME_STATES } from "../domain/runtime-state.js";
 import { CheckStatus, runCheck, type CheckReport } from "../ops/check.js";
 import type { Store } from "../store/store.js";
+import type { LeaseMirror } from "./lease-mirror.js";
 import { leaseAgeMetric } from "./lease-age-metric.js";
 
 const COUNTED = {
@@ -30,6 +31,8 @@ export class ServerMetrics {
   constructor(
     private readonly store: Store,
     private readonly maxHoldMs: number | null,
+    /** Where the leases come from (the server's LeaseMirror); default the store's listing. */
+    private readonly leases: Pick<LeaseMirror, "listLeases"> = store.leases,
   ) {
     const r = [this.registry];
     const gauge = (name: string, help: string, labelNames: string[] = []) =>
@@ -103,7 +106,7 @@ export class ServerMetrics {
     // Independent reads at once (PostgreSQL answers them on separate connections); the check
     // judges the very leases the gauges show.
     const [{ read, check }, counts, waves, runtimes] = await Promise.all([
-      s.leases.listLeases().then(async (read) => ({
+      this.leases.listLeases().then(async (read) => ({
         read,
         check: await runCheck(s, { maxHoldMs: this.maxHoldMs, windowMs: 86_400_000, leases: read }),
       })),

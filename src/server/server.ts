@@ -6,6 +6,7 @@ import { createApp } from "./app.js";
 import type { ServerContext } from "./context.js";
 import { DashboardFeed } from "./dashboard/feed.js";
 import { EventHub } from "./event-hub.js";
+import { LeaseMirror } from "./lease-mirror.js";
 import { ServerMetrics } from "./metrics.js";
 import { checkExposure, type ListenAddress } from "./serve-options.js";
 
@@ -37,14 +38,16 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
   const shutdown = new AbortController();
   const hub = new EventHub(store, o.tickMs);
   await hub.start();
+  const mirror = new LeaseMirror(store);
   const ctx: ServerContext = {
     store,
     leases: o.leases,
     token: o.token,
     maxHoldMs: o.maxHoldMs,
     hub,
-    feed: new DashboardFeed(store, hub, { maxHoldMs: o.maxHoldMs }),
-    metrics: new ServerMetrics(store, o.maxHoldMs),
+    feed: new DashboardFeed(store, hub, { maxHoldMs: o.maxHoldMs, mirror }),
+    metrics: new ServerMetrics(store, o.maxHoldMs, mirror),
+    mirror,
     shutdown: shutdown.signal,
   };
   const app = createApp(ctx);

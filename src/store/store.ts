@@ -97,6 +97,16 @@ export interface LeaseStore {
   getLease(scope: string): Promise<{ lease: LeaseRecord | null; now: number }>;
   listLeases(): Promise<{ leases: LeaseRecord[]; now: number }>;
 
+  /**
+   * listLeases for a reader that keeps the leases between reads (`quiesce serve`): every held
+   * lease's scope, in scope order, and the record of each one whose row changed since the
+   * version `known` gives for it (none: new to the reader), with its new version. A version
+   * changes whenever anything in the row does, whoever changes it (SQLite: the row's text;
+   * PostgreSQL: the row version, xmin, and the token). All as of one read, with the store's
+   * clock.
+   */
+  readLeasesSince(known: KnownVersions): Promise<LeaseVersions>;
+
   /** Logs a `lease.expired` event if the lease with `token` is past expiry and not yet
    * reported; at most once per token, whoever calls. */
   noteExpiry(scope: string, token: number): Promise<void>;
@@ -262,6 +272,20 @@ export interface StateEntry {
   value: string;
   token: number;
   updatedAt: number;
+}
+
+/** What a reader of readLeasesSince has: the version of each lease it keeps. */
+export interface KnownVersions {
+  get(scope: string): string | undefined;
+}
+
+/** What readLeasesSince gives. */
+export interface LeaseVersions {
+  now: number;
+  /** Every held lease's scope, in scope order. */
+  scopes: string[];
+  /** The held leases whose row is not the version the reader knows, with their new version. */
+  changed: Map<string, { version: string; lease: LeaseRecord }>;
 }
 
 export interface PeekResult {

@@ -4,3 +4,5 @@ import { defineLeaseStoreContract } from "./lease-store.contract.js";
 await defineLeaseStoreContract(postgresBackend);
 import { defineLeaseWakeupsContract } from "./lease-wakeups.contract.js";
 await defineLeaseWakeupsContract(postgresBackend);
+import { defineLeaseVersionsContract } from "./lease-versions.contract.js";
+await defineLeaseVersionsContract(postgresBackend);

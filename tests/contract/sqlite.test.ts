@@ -4,3 +4,5 @@ import { defineLeaseStoreContract } from "./lease-store.contract.js";
 await defineLeaseStoreContract(sqliteBackend);
 import { defineLeaseWakeupsContract } from "./lease-wakeups.contract.js";
 await defineLeaseWakeupsContract(sqliteBackend);
+import { defineLeaseVersionsContract } from "./lease-versions.contract.js";
+await defineLeaseVersionsContract(sqliteBackend);

@@ -1,5 +1,6 @@
 import type { Store } from "../../store/store.js";
 import type { EventHub, Health } from "../event-hub.js";
+import type { LeaseMirror } from "../lease-mirror.js";
 import { scrubSecrets } from "../http-errors.js";
 import { renderSections } from "./sections.js";
 import { gatherSnapshot } from "./snapshot.js";
@@ -23,7 +24,7 @@ export class DashboardFeed {
   constructor(
     private readonly store: Store,
     private readonly hub: EventHub,
-    private readonly o: { maxHoldMs: number | null; refreshMs?: number },
+    private readonly o: { maxHoldMs: number | null; refreshMs?: number; mirror?: LeaseMirror },
   ) {
     this.off = hub.onTick((t) => {
       if (this.clients.size === 0) return;
@@ -64,7 +65,11 @@ export class DashboardFeed {
   private build(): Promise<string | null> {
     this.building ??= (async () => {
       try {
-        const snap = await gatherSnapshot(this.store, { maxHoldMs: this.o.maxHoldMs });
+        const mirror = this.o.mirror;
+        const snap = await gatherSnapshot(this.store, {
+          maxHoldMs: this.o.maxHoldMs,
+          readLeases: mirror && (() => mirror.listLeases()),
+        });
         const message = JSON.stringify({ now: snap.now, sections: renderSections(snap) });
         this.last = { at: Date.now(), message };
         return message;

@@ -1,7 +1,7 @@
 import { EffectState } from "../../domain/effect-state.js";
 import { EventKind, type EventRecord } from "../../domain/event.js";
 import { effectProblem, RunState } from "../../domain/journal-record.js";
-import { isExpired } from "../../domain/lease.js";
+import { isExpired, type LeaseRecord } from "../../domain/lease.js";
 import { WaveState } from "../../domain/wave-state.js";
 import { leaseJson, type LeaseJson } from "../../lease/lease-json.js";
 import { runCheck, type CheckReport } from "../../ops/check.js";
@@ -57,9 +57,13 @@ export interface DashboardSnapshot {
  */
 export async function gatherSnapshot(
   store: Store,
-  o: { maxHoldMs: number | null },
+  o: {
+    maxHoldMs: number | null;
+    /** How the leases are read (the server's LeaseMirror); default store.leases.listLeases. */
+    readLeases?: () => Promise<{ leases: LeaseRecord[]; now: number }>;
+  },
 ): Promise<DashboardSnapshot> {
-  const read = await store.leases.listLeases();
+  const read = await (o.readLeases ?? (() => store.leases.listLeases()))();
   const check = await runCheck(store, {
     maxHoldMs: o.maxHoldMs,
     windowMs: 86_400_000,

@@ -30,7 +30,10 @@ export function dashboardRoutes(ctx: ServerContext): Hono {
   app.get("/", async (c) => {
     c.header("content-security-policy", "default-src 'self'; style-src 'self' 'unsafe-inline'");
     try {
-      const snap = await gatherSnapshot(ctx.store, { maxHoldMs: ctx.maxHoldMs });
+      const snap = await gatherSnapshot(ctx.store, {
+        maxHoldMs: ctx.maxHoldMs,
+        readLeases: () => ctx.mirror.listLeases(),
+      });
       return c.html(renderPage({ ...page, sections: renderSections(snap), down: null }));
     } catch (e) {
       const down = scrubSecrets((e as Error).message);

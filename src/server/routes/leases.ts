@@ -2,12 +2,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { validateScope } from "../../domain/names.js";
 import { breakLease } from "../../lease/break-lease.js";
-import { iso, leaseJson } from "../../lease/lease-json.js";
+import { iso, leaseClockText, leaseJson } from "../../lease/lease-json.js";
 import { requireToken } from "../auth.js";
 import { operatorField, readBody, reasonField } from "../body.js";
 import type { ServerContext } from "../context.js";
 import { HttpError, notFound } from "../http-errors.js";
-import { jsonList } from "../json-list.js";
+import { leaseTextList } from "../json-list.js";
 
 const BreakBody = z.strictObject({
   operator: operatorField,
@@ -22,8 +22,11 @@ export function leaseRoutes(ctx: ServerContext): Hono {
   const app = new Hono();
 
   app.get("/api/leases", async (c) => {
-    const { leases, now } = await ctx.leases.list();
-    return jsonList(c, { storeNow: iso(now) }, "leases", leases, (l) => leaseJson(l, now));
+    const { texts, now } = await ctx.mirror.read();
+    const nowText = JSON.stringify(iso(now));
+    return leaseTextList(c, { storeNow: iso(now) }, "leases", texts, (t) =>
+      leaseClockText(t.lease, now, nowText),
+    );
   });
 
   app.get("/api/leases/:scope", async (c) => {

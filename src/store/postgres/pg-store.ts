@@ -25,6 +25,8 @@ import type {
   AcquireRequest,
   EventFilter,
   FenceOutcome,
+  KnownVersions,
+  LeaseVersions,
   PeekResult,
   ReleaseOutcome,
   ReleaseRequest,
@@ -42,6 +44,7 @@ import type {
   ScopeWatch,
 } from "../store.js";
 import { clientConfig, createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
+import { readLeasesSince } from "./pg-lease-versions.js";
 import { PgWakeups } from "./pg-wakeups.js";
 import { checkReadable, LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
 import * as sql from "./pg-statements.js";
@@ -352,6 +355,10 @@ export class PgStore implements Store, LeaseStore {
     const now = (rows[0] as unknown[])[LEASE_LIST_COLUMNS.length] as number;
     const held = rows[0]![0] === null ? [] : rows;
     return { leases: held.map(leaseFromListRow), now };
+  }
+
+  readLeasesSince(known: KnownVersions): Promise<LeaseVersions> {
+    return readLeasesSince(this.pool, this.location, known);
   }
 
   async enqueue(

@@ -22,6 +22,8 @@ import type {
   AcquireRequest,
   EventFilter,
   FenceOutcome,
+  KnownVersions,
+  LeaseVersions,
   PeekResult,
   ReleaseOutcome,
   ReleaseRequest,
@@ -383,6 +385,26 @@ export class SqliteStore implements Store, LeaseStore {
         leases: rows.map((r) => leaseFromListRow(JSON.parse(r) as LeaseListRow)),
         now: Date.now(),
       };
+    });
+  }
+
+  readLeasesSince(known: KnownVersions): Promise<LeaseVersions> {
+    return this.run("list leases", () => {
+      const rows = this.q.listHeldTexts.all() as [string, string][];
+      const now = Date.now();
+      const scopes = new Array<string>(rows.length);
+      const changed: LeaseVersions["changed"] = new Map();
+      for (let i = 0; i < rows.length; i++) {
+        // The row's text is its version: only a row that changed is parsed again.
+        const [scope, text] = rows[i]!;
+        scopes[i] = scope;
+        if (known.get(scope) !== text)
+          changed.set(scope, {
+            version: text,
+            lease: leaseFromListRow(JSON.parse(text) as LeaseListRow),
+          });
+      }
+      return { now, scopes, changed };
     });
   }
 

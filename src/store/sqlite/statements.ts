@@ -21,6 +21,14 @@ export function prepareStatements(db: Database.Database): Statements {
           WHERE held = 1 ORDER BY scope`,
         )
         .pluck(true),
+    // The same rows with their scope beside: a row's text is its version for readLeasesSince.
+    listHeldTexts: () =>
+      db
+        .prepare(
+          `SELECT scope, json_array(${LEASE_LIST_COLUMNS.join(", ")}) FROM quiesce_leases NOT INDEXED
+          WHERE held = 1 ORDER BY scope`,
+        )
+        .raw(true),
     upsertLease: () =>
       db.prepare(`
       INSERT INTO quiesce_leases (scope, token, held, run_id, system, host, pid, pid_start, boot_id,
@@ -146,6 +154,7 @@ export type StatementName =
   | "relinquished"
   | "getLease"
   | "listHeld"
+  | "listHeldTexts"
   | "upsertLease"
   | "renew"
   | "renewMissed"

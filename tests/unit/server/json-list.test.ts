@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Hono } from "hono";
-import { jsonList } from "../../../src/server/json-list.js";
+import type { LeaseRecord } from "../../../src/domain/lease.js";
+import { iso, leaseClockText, leaseJson, leaseText } from "../../../src/lease/lease-json.js";
+import { jsonList, leaseTextList } from "../../../src/server/json-list.js";
+import { owner, T0 } from "../helpers.js";
 
 /** GET / on an app answering with jsonList(head, key, items, toJson). */
 async function served<T>(
@@ -44,4 +47,38 @@ describe("jsonList: byte for byte what c.json gives", () => {
     const r = await served({}, "xs", [1, 2, 3], (i) => (i === 2 ? undefined : i));
     assert.equal(r.text, '{"xs":[1,null,3]}');
   });
+});
+
+describe("leaseTextList: leases from their kept parts, byte for byte what c.json gives", () => {
+  const lease = (i: number): LeaseRecord => ({
+    scope: `host:h-${String(i).padStart(5, "0")}`,
+    token: i + 1,
+    owner: owner({
+      runId: `r-${i}`,
+      note: i % 5 === 0 ? `zürich ✓ "quoted" \\ ${String.fromCodePoint(0x1f600)}\n` : null,
+    }),
+    ttlMs: 30_000,
+    acquiredAt: T0 - 60_000,
+    heartbeatAt: T0 - (i % 40) * 1000,
+    expiresAt: i % 9 === 0 ? Number.MAX_SAFE_INTEGER : T0 - (i % 40) * 1000 + 30_000,
+    takeover: null,
+  });
+  for (const n of [0, 1, 200, 201, 1234])
+    test(`${n} leases`, async () => {
+      const leases = Array.from({ length: n }, (_, i) => lease(i));
+      const texts = leases.map(leaseText);
+      const now = T0 + 5_000;
+      const nowText = JSON.stringify(iso(now));
+      const app = new Hono();
+      app.get("/", (c) =>
+        leaseTextList(c, { storeNow: iso(now) }, "leases", texts, (t) =>
+          leaseClockText(t.lease, now, nowText),
+        ),
+      );
+      const r = await app.request("/");
+      assert.equal(
+        await r.text(),
+        JSON.stringify({ storeNow: iso(now), leases: leases.map((l) => leaseJson(l, now)) }),
+      );
+    });
 });

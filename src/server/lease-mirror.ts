@@ -1,0 +1,76 @@
+import type { LeaseRecord } from "../domain/lease.js";
+import { leaseText, type LeaseText } from "../lease/lease-json.js";
+import type { KnownVersions, Store } from "../store/store.js";
+
+/** The held leases as of one read of the store, with their JSON parts (see leaseText). */
+export interface LeaseRead {
+  now: number;
+  leases: LeaseRecord[];
+  texts: LeaseText[];
+}
+
+interface Entry {
+  version: string;
+  text: LeaseText;
+  /** The read that last saw it held (the others are dropped after each read). */
+  seen: number;
+}
+
+/**
+ * The server's copy of the held leases. Every read goes to the store (the answer is the store
+ * as of that read, never an older copy), but asks only what changed since the last one
+ * (`readLeasesSince`): the rows that changed are read and formatted again, the others are kept
+ * with their JSON. With 10,000 leases held, reading and formatting them all was most of what
+ * GET /api/leases, /metrics and each dashboard refresh cost, while between two requests only
+ * the leases renewed in between change.
+ *
+ * Requests that arrive while a read is on its way share it: one read per moment for all of
+ * them, as the event stream reads the log once per tick for every client.
+ */
+export class LeaseMirror {
+  private readonly entries = new Map<string, Entry>();
+  private readonly known: KnownVersions = { get: (scope) => this.entries.get(scope)?.version };
+  private reads = 0;
+  private inFlight: Promise<LeaseRead> | null = null;
+
+  constructor(private readonly store: Store) {}
+
+  read(): Promise<LeaseRead> {
+    this.inFlight ??= this.refresh().finally(() => (this.inFlight = null));
+    return this.inFlight;
+  }
+
+  /** For readers that want listLeases' shape (the check, the dashboard's snapshot). */
+  async listLeases(): Promise<{ leases: LeaseRecord[]; now: number }> {
+    const r = await this.read();
+    return { leases: r.leases, now: r.now };
+  }
+
+  private async refresh(): Promise<LeaseRead> {
+    const r = await this.store.leases.readLeasesSince(this.known);
+    const read = ++this.reads;
+    const n = r.scopes.length;
+    const texts = new Array<LeaseText>(n);
+    const leases = new Array<LeaseRecord>(n);
+    for (let i = 0; i < n; i++) {
+      const scope = r.scopes[i]!;
+      const changed = r.changed.get(scope);
+      let e = this.entries.get(scope);
+      if (changed !== undefined) {
+        e = { version: changed.version, text: leaseText(changed.lease), seen: read };
+        this.entries.set(scope, e);
+      } else if (e === undefined) {
+        // Unchanged, says the store, but not in the copy: the copy is not what the store
+        // compared against. Start again from nothing rather than show less than is held.
+        this.entries.clear();
+        return this.refresh();
+      }
+      e.seen = read;
+      texts[i] = e.text;
+      leases[i] = e.text.lease;
+    }
+    if (this.entries.size > n)
+      for (const [scope, e] of this.entries) if (e.seen !== read) this.entries.delete(scope);
+    return { now: r.now, leases, texts };
+  }
+}
