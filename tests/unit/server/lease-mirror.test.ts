@@ -70,6 +70,18 @@ describe("LeaseMirror: the server's copy of the held leases", () => {
         read.leases.map((l) => l.scope),
         ["s:a", "s:c"],
       );
+      // Leases that come before, between and after the kept ones.
+      await take("s:0");
+      await take("s:b2");
+      await take("s:d");
+      const more = await same();
+      assert.equal(calls.at(-1), 3);
+      assert.deepEqual(
+        more.leases.map((l) => l.scope),
+        ["s:0", "s:a", "s:b2", "s:c", "s:d"],
+      );
+      await same();
+      assert.equal(calls.at(-1), 0);
     } finally {
       await writer.close();
       await store.close();
