@@ -7,7 +7,7 @@ import { RunState, toJsonText } from "../domain/journal-record.js";
 import type { Lease } from "../lease/lease.js";
 import type { RunSnapshot } from "../store/journal-store.js";
 import type { Store } from "../store/store.js";
-import { GroupCommit } from "./group-commit.js";
+import { GroupCommit } from "../store/group-commit.js";
 import { type Provider, ProviderRegistry } from "./provider.js";
 import { recoverRun, type RunRecovery } from "./recover-run.js";
 import { Run, type RunHost } from "./run.js";

@@ -6,7 +6,7 @@ import type { Lease } from "../lease/lease.js";
 import { hostIdentity } from "../process/process-identity.js";
 import type { JournalResult, RunSnapshot, SealedEffect } from "../store/journal-store.js";
 import type { EffectChange } from "./effect-change.js";
-import type { GroupCommit } from "./group-commit.js";
+import type { GroupCommit } from "../store/group-commit.js";
 import type { ProviderRegistry } from "./provider.js";
 import type { Run } from "./run.js";
 

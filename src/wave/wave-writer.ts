@@ -10,7 +10,7 @@ import {
   type HostCounts,
   type WaveState,
 } from "../domain/wave-state.js";
-import { GroupCommit } from "../journal/group-commit.js";
+import { GroupCommit } from "../store/group-commit.js";
 import type { Lease } from "../lease/lease.js";
 import { hostIdentity } from "../process/process-identity.js";
 import type { Store } from "../store/store.js";

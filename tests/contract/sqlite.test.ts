@@ -6,3 +6,5 @@ import { defineLeaseWakeupsContract } from "./lease-wakeups.contract.js";
 await defineLeaseWakeupsContract(sqliteBackend);
 import { defineLeaseVersionsContract } from "./lease-versions.contract.js";
 await defineLeaseVersionsContract(sqliteBackend);
+import { defineLeaseChildPidsContract } from "./lease-child-pids.contract.js";
+await defineLeaseChildPidsContract(sqliteBackend);

@@ -161,6 +161,14 @@ ev AS (
 )
 SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (${WAKE_HEAD}) AS wake ON true`;
 
+/** The commands' pids of several leases (distinct scopes): $1 scopes, $2 tokens, $3 pids,
+ * $4 start times; SET_CHILD for each. Returns the scopes written. */
+export const SET_CHILDREN = `
+UPDATE quiesce_leases l SET child_pid = r.pid, child_pid_start = r.start
+  FROM unnest($1::text[], $2::bigint[], $3::int[], $4::text[]) AS r(scope, token, pid, start)
+ WHERE l.scope = r.scope AND l.token = r.token AND l.held AND l.expires_at > clock_timestamp()
+RETURNING l.scope`;
+
 /** $1 scope, $2 token, $3 child pid, $4 child start. */
 export const SET_CHILD = `
 UPDATE quiesce_leases SET child_pid = $3, child_pid_start = $4

@@ -44,6 +44,7 @@ import type {
   ScopeWatch,
 } from "../store.js";
 import { clientConfig, createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
+import { childPids } from "./pg-child-pids.js";
 import { readLeasesSince } from "./pg-lease-versions.js";
 import { PgWakeups } from "./pg-wakeups.js";
 import { checkReadable, LATEST_PG_SCHEMA, migratePg, readVersion } from "./pg-migrate.js";
@@ -77,6 +78,10 @@ export class PgStore implements Store, LeaseStore {
   private readonly pool: pg.Pool;
   private readonly target: PgTarget;
   private readonly wakeups: PgWakeups;
+  private readonly children = childPids(
+    (doing, text, params) => this.q(doing, text, params),
+    (scope, token) => this.refusal(scope, token),
+  );
   private closed = false;
 
   private constructor(target: PgTarget) {
@@ -305,19 +310,13 @@ export class PgStore implements Store, LeaseStore {
     };
   }
 
-  async setChild(
+  setChild(
     scope: string,
     token: number,
     childPid: number,
     childPidStart: string | null,
   ): Promise<FenceOutcome> {
-    const rows = await this.q("record the command's pid", sql.SET_CHILD, [
-      scope,
-      token,
-      childPid,
-      childPidStart,
-    ]);
-    return rows.length === 1 ? { ok: true } : this.refusal(scope, token);
+    return this.children.submit({ scope, token, childPid, childPidStart });
   }
 
   async putState(scope: string, token: number, key: string, value: string): Promise<FenceOutcome> {
@@ -484,6 +483,7 @@ prepareNamed({
   release: sql.RELEASE,
   release_stale: sql.RELEASE_STALE,
   set_child: sql.SET_CHILD,
+  set_children: sql.SET_CHILDREN,
   put_state: sql.PUT_STATE,
   note_expiry: sql.NOTE_EXPIRY,
   take_over: sql.TAKE_OVER,

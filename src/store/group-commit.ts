@@ -1,4 +1,4 @@
-import type { JournalResult, JournalWrite } from "../store/journal-store.js";
+import type { JournalResult, JournalWrite } from "./journal-store.js";
 
 interface Pending<W, R> {
   write: W;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { GroupCommit, MAX_BATCH } from "../../../src/journal/group-commit.js";
+import { GroupCommit, MAX_BATCH } from "../../../src/store/group-commit.js";
 import type {
   JournalResult,
   JournalStore,
