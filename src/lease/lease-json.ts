@@ -15,14 +15,7 @@ export function leaseJson(l: LeaseRecord, now: number) {
     nowMs = now;
   }
   return {
-    scope: l.scope,
-    token: l.token,
-    owner: l.owner,
-    ttlMs: l.ttlMs,
-    acquiredAt: iso(l.acquiredAt),
-    heartbeatAt: iso(l.heartbeatAt),
-    // A lease without expiry (written by another system) has none to show, not a crash.
-    expiresAt: l.expiresAt === Number.MAX_SAFE_INTEGER ? null : iso(l.expiresAt),
+    ...fixedFields(l),
     heartbeatAgeMs: s.heartbeatAgeMs,
     expiresInMs: s.expiresInMs,
     expired: s.expired,
@@ -32,6 +25,20 @@ export function leaseJson(l: LeaseRecord, now: number) {
 }
 
 export type LeaseJson = ReturnType<typeof leaseJson>;
+
+/** The fields of leaseJson before the clock's, which only a new version of the lease changes. */
+function fixedFields(l: LeaseRecord) {
+  return {
+    scope: l.scope,
+    token: l.token,
+    owner: l.owner,
+    ttlMs: l.ttlMs,
+    acquiredAt: iso(l.acquiredAt),
+    heartbeatAt: iso(l.heartbeatAt),
+    // A lease without expiry (written by another system) has none to show, not a crash.
+    expiresAt: l.expiresAt === Number.MAX_SAFE_INTEGER ? null : iso(l.expiresAt),
+  };
+}
 
 /**
  * A lease's JSON as leaseJson gives it, byte for byte, cut where the fields that depend on the
@@ -48,15 +55,7 @@ export interface LeaseText {
 }
 
 export function leaseText(l: LeaseRecord): LeaseText {
-  const fixed = JSON.stringify({
-    scope: l.scope,
-    token: l.token,
-    owner: l.owner,
-    ttlMs: l.ttlMs,
-    acquiredAt: iso(l.acquiredAt),
-    heartbeatAt: iso(l.heartbeatAt),
-    expiresAt: l.expiresAt === Number.MAX_SAFE_INTEGER ? null : iso(l.expiresAt),
-  });
+  const fixed = JSON.stringify(fixedFields(l));
   return {
     lease: l,
     head: Buffer.from(fixed.slice(0, -1)),

@@ -32,34 +32,23 @@ export type Query = <R extends pg.QueryResultRow>(
  * rolls back on any error; a driver error becomes one sentence naming the server and what was
  * being done. Every store area (journal, waves) writes through this.
  */
-export async function inTransaction<T>(
+export function inTransaction<T>(
   pool: pg.Pool,
   location: string,
   doing: string,
   fn: (q: Query) => Promise<T>,
 ): Promise<T> {
-  let client: pg.PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (e) {
-    throw pgError(e, location, doing);
-  }
-  const q: Query = async <R extends pg.QueryResultRow>(
-    text: string,
-    params: unknown[] = [],
-    name?: string,
-  ) => (await client.query<R>(queryConfig(text, params, name))).rows;
-  try {
-    await client.query("BEGIN");
-    const out = await fn(q);
-    await client.query("COMMIT");
-    return out;
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw pgError(e, location, doing);
-  } finally {
-    client.release();
-  }
+  return onConnection(pool, location, doing, async (q) => {
+    await q("BEGIN");
+    try {
+      const out = await fn(q);
+      await q("COMMIT");
+      return out;
+    } catch (e) {
+      await q("ROLLBACK").catch(() => undefined);
+      throw e;
+    }
+  });
 }
 
 /**
