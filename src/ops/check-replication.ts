@@ -8,7 +8,7 @@ import type { CheckCollector, CheckFinding } from "./check.js";
 export const replicationCollector: CheckCollector = {
   name: "replication",
   async collect({ store }) {
-    const { replication } = await store.info();
+    const replication = await store.replication();
     const findings: CheckFinding[] = [];
     if (replication?.tokensMayGoBack)
       findings.push({

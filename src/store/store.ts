@@ -36,6 +36,9 @@ export interface Store {
   prune(olderThanMs: number, event: (r: PruneResult) => EventInput): Promise<PruneResult>;
 
   info(): Promise<StoreInfo>;
+  /** StoreInfo's `replication` alone (the check asks it on every run, /metrics every scrape):
+   * undefined where there is none to judge (SQLite). */
+  replication(): Promise<ReplicationVerdict | undefined>;
   close(): Promise<void>;
 }
 

@@ -451,7 +451,7 @@ export class PgStore implements Store, LeaseStore {
   }
 
   /** The standbys connected to this server and whether our commits wait for them. */
-  private async replication(): Promise<ReplicationVerdict> {
+  async replication(): Promise<ReplicationVerdict> {
     const [c] = await this.q<{ commit: string; names: string }>(
       "read replication settings",
       "SELECT current_setting('synchronous_commit') AS commit, current_setting('synchronous_standby_names') AS names",

@@ -501,6 +501,10 @@ export class SqliteStore implements Store, LeaseStore {
     return this.waves.prune(olderThanMs, event);
   }
 
+  replication(): Promise<undefined> {
+    return Promise.resolve(undefined); // one file on one host: no standby to fail over to
+  }
+
   info(): Promise<StoreInfo> {
     return this.run("read store info", () => {
       const meta = Object.fromEntries(
