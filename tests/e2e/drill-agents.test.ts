@@ -72,6 +72,7 @@ for (const agent of ["ai-sdk", "mcp", "browser"] as const)
             assert.match(row.requestId ?? "", /^req-\d+$/, what);
         }
         const runs = await cli(["runs", "list", "--json", "--store", url]);
+        assert.equal(runs.code, 0, `runs list after the drill: exit ${runs.code}: ${runs.stderr}`);
         assert.deepEqual((JSON.parse(runs.stdout) as { runs: unknown[] }).runs, [], "cleaned up");
       }));
   });
