@@ -26,8 +26,11 @@ interface Entry {
  * GET /api/leases, /metrics and each dashboard refresh cost, while between two requests only
  * the leases renewed in between change.
  *
- * Requests that arrive while a read is on its way share it: one read per moment for all of
- * them, as the event stream reads the log once per tick for every client.
+ * A request never gets a read that began before it (an operator's break, then a listing,
+ * must show the break): one that arrives while a read is on its way waits for the next,
+ * which every request arriving meanwhile shares. So however many clients ask, there are at
+ * most two reads at a time, one running and one waiting, as the event stream reads the log
+ * once per tick for every client.
  */
 export class LeaseMirror {
   private readonly entries = new Map<string, Entry>();
@@ -37,12 +40,30 @@ export class LeaseMirror {
   private readonly known: KnownVersions = { get: (scope) => this.find(scope)?.version };
   private reads = 0;
   private inFlight: Promise<LeaseRead> | null = null;
+  private queued: Promise<LeaseRead> | null = null;
 
   constructor(private readonly store: Store) {}
 
   read(): Promise<LeaseRead> {
-    this.inFlight ??= this.refresh().finally(() => (this.inFlight = null));
-    return this.inFlight;
+    if (this.inFlight === null) return this.start();
+    this.queued ??= this.inFlight.then(
+      () => this.next(),
+      () => this.next(),
+    );
+    return this.queued;
+  }
+
+  private next(): Promise<LeaseRead> {
+    this.queued = null;
+    return this.start();
+  }
+
+  private start(): Promise<LeaseRead> {
+    const p = this.refresh().finally(() => {
+      if (this.inFlight === p) this.inFlight = null;
+    });
+    this.inFlight = p;
+    return p;
   }
 
   /** For readers that want listLeases' shape (the check, the dashboard's snapshot). */

@@ -24,7 +24,7 @@ export class DashboardFeed {
   constructor(
     private readonly store: Store,
     private readonly hub: EventHub,
-    private readonly o: { maxHoldMs: number | null; refreshMs?: number; mirror?: LeaseMirror },
+    private readonly o: { maxHoldMs: number | null; refreshMs?: number; mirror: LeaseMirror },
   ) {
     this.off = hub.onTick((t) => {
       if (this.clients.size === 0) return;
@@ -65,10 +65,9 @@ export class DashboardFeed {
   private build(): Promise<string | null> {
     this.building ??= (async () => {
       try {
-        const mirror = this.o.mirror;
         const snap = await gatherSnapshot(this.store, {
           maxHoldMs: this.o.maxHoldMs,
-          readLeases: mirror && (() => mirror.listLeases()),
+          readLeases: () => this.o.mirror.listLeases(),
         });
         const message = JSON.stringify({ now: snap.now, sections: renderSections(snap) });
         this.last = { at: Date.now(), message };

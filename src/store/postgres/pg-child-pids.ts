@@ -36,9 +36,13 @@ export function childPids(q: Query, refusal: Refusal): GroupCommit<ChildWrite, F
   };
   return new GroupCommit<ChildWrite, FenceOutcome>({
     apply: async (ws) => {
-      // One row per scope in an UPDATE ... FROM: the same lease twice goes one by one.
-      if (ws.length === 1 || new Set(ws.map((w) => w.scope)).size < ws.length)
-        return Promise.all(ws.map(one));
+      // One row per scope in an UPDATE ... FROM: the same lease twice goes one by one, in the
+      // order asked.
+      if (ws.length === 1 || new Set(ws.map((w) => w.scope)).size < ws.length) {
+        const out: FenceOutcome[] = [];
+        for (const w of ws) out.push(await one(w));
+        return out;
+      }
       const rows = await q<{ scope: string }>("record the commands' pids", sql.SET_CHILDREN, [
         ws.map((w) => w.scope),
         ws.map((w) => w.token),

@@ -15,13 +15,16 @@ const COLUMNS = LEASE_LIST_COLUMNS.map((c) => (TIMES.has(c) ? `quiesce_ms(l.${c}
 const VERSION = `l.xmin::text || ' ' || l.token`;
 
 /**
- * Every held lease's scope and version, in scope order, after one row with the clock (its
- * scope null): the clock read once, not in every row.
+ * One row with the clock (its scope null), then every held lease's scope and version in scope
+ * order: the clock read once, not in every row. The outer ORDER BY puts the clock first (a
+ * UNION ALL alone promises no order).
  */
 const VERSIONS = `
-SELECT NULL::text AS scope, NULL::text AS version, quiesce_ms(clock_timestamp()) AS now
-UNION ALL
-(SELECT l.scope, ${VERSION}, NULL FROM quiesce_leases l WHERE l.held ORDER BY l.scope)`;
+SELECT scope, version, now FROM (
+  SELECT NULL::text AS scope, NULL::text AS version, quiesce_ms(clock_timestamp()) AS now
+  UNION ALL
+  SELECT l.scope, ${VERSION}, NULL FROM quiesce_leases l WHERE l.held
+) AS v ORDER BY scope NULLS FIRST`;
 
 /** The held leases among $1 (scopes), as LEASE_LIST_COLUMNS, then the version. */
 const CHANGED = `

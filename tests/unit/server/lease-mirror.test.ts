@@ -88,17 +88,46 @@ describe("LeaseMirror: the server's copy of the held leases", () => {
     }
   });
 
-  test("requests that arrive while a read is on its way share it", async () => {
+  test("a request never gets a read that began before it; those arriving meanwhile share the next", async () => {
     const store = new SqliteStore(join(dir, "b.db"));
+    const writer = new SqliteStore(join(dir, "b.db"));
     try {
       const calls = counted(store);
+      const inner = store.leases.readLeasesSince.bind(store.leases);
+      let open: () => void = () => undefined;
+      let gate: Promise<void> | null = new Promise((r) => (open = r));
+      store.leases.readLeasesSince = async (known) => {
+        const r = await inner(known); // read now...
+        if (gate) await gate; // ...answer later, as a slow store would
+        return r;
+      };
       const mirror = new LeaseMirror(store);
-      const [x, y, z] = await Promise.all([mirror.read(), mirror.read(), mirror.read()]);
-      assert.equal(calls.length, 1);
-      assert.ok(x === y && y === z);
+      const first = mirror.read();
+      await new Promise((r) => setTimeout(r, 20)); // the first read has read the store
+      // An operator's write commits, then two requests arrive while the first read is out.
+      const taken = await writer.acquire({
+        scope: "s:new",
+        ttlMs: 60_000,
+        owner: owner(),
+        ticket: null,
+      });
+      assert.ok(taken.ok);
+      const [second, third] = [mirror.read(), mirror.read()];
+      gate = null;
+      open();
+      assert.deepEqual((await first).leases, [], "the first read began before the write");
+      const [b, c] = await Promise.all([second, third]);
+      assert.ok(b === c, "the requests that arrived meanwhile share one read");
+      assert.deepEqual(
+        b.leases.map((l) => l.scope),
+        ["s:new"],
+        "a request sees what was committed before it arrived",
+      );
+      assert.equal(calls.length, 2);
       await mirror.read();
-      assert.equal(calls.length, 2, "a later request reads again");
+      assert.equal(calls.length, 3, "a later request reads again");
     } finally {
+      await writer.close();
       await store.close();
     }
   });
