@@ -2,7 +2,8 @@
  * Named fault-injection points (after DBOS's debug points). `QUIESCE_CRASH_AT=POINT` makes the
  * process SIGKILL itself when it reaches POINT; `POINT:throw` raises an uncaught error there
  * instead, to exercise the paths that handle our own bugs. Several points: comma-separated.
- * They exist for tests and `quiesce drill`; with the variable unset they cost one env lookup.
+ * They exist for tests and `quiesce drill`; the variable is read once, at the first point
+ * reached, and with it unset a point costs one comparison.
  */
 export const CRASH_POINTS = {
   "run.after-acquire": "`run` holds the lease; the command has not been started",
@@ -33,10 +34,16 @@ export const CRASH_POINTS = {
 } as const;
 export type CrashPoint = keyof typeof CRASH_POINTS;
 
+/**
+ * QUIESCE_CRASH_AT as this process started with it: read once, because process.env is a slow
+ * lookup and a journal transition passes several points.
+ */
+let armed: string | null = null;
+
 export function crashPoint(name: CrashPoint): void {
-  const spec = process.env.QUIESCE_CRASH_AT;
-  if (!spec) return;
-  for (const item of spec.split(",")) {
+  armed ??= process.env.QUIESCE_CRASH_AT ?? "";
+  if (!armed) return;
+  for (const item of armed.split(",")) {
     const [point, mode = "kill"] = item.trim().split(":");
     if (point !== name) continue;
     if (mode === "throw") {

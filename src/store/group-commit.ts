@@ -15,6 +15,13 @@ export interface BatchApplier<W, R> {
 export const MAX_BATCH = 256;
 
 /**
+ * How long a lone writer may commit without giving the event loop a turn (ms): timers (the
+ * lease heartbeat) and I/O wait at most about this long behind a run whose provider answers
+ * at once.
+ */
+export const YIELD_EVERY_MS = 2;
+
+/**
  * Group commit: journal writes that arrive while a commit is being prepared or is in flight
  * share the next commit (one fsync on SQLite, one WAL flush on PostgreSQL). A write's promise
  * resolves only after the commit that holds it returned, so "DISPATCHED is durable before the
@@ -22,11 +29,19 @@ export const MAX_BATCH = 256;
  *
  * The first write waits one event-loop turn (setImmediate) so that writes issued in the same
  * turn (16 runs woken by one commit) go together; while a commit is in flight, new writes queue.
+ * A lone writer (the last commit carried its one write and nothing arrived meanwhile) has
+ * nobody to wait for: its next write goes in a microtask, which spares a turn of the event
+ * loop per commit (one epoll call and the immediate queue: ~5 µs, about a fifth of a
+ * transition's own CPU on SQLite), yielding every YIELD_EVERY_MS all the same.
  */
 export class GroupCommit<W = JournalWrite, R = JournalResult> {
   private queue: Pending<W, R>[] = [];
   private scheduled = false;
   private flushing = false;
+  /** The last commit carried one write and no other write arrived while it was made. */
+  private lone = false;
+  /** When the event loop last had a turn between two commits (performance.now()). */
+  private yieldedAt = 0;
   /** Commits made and writes carried, for benchmarks and tests. */
   commits = 0;
   writes = 0;
@@ -43,7 +58,14 @@ export class GroupCommit<W = JournalWrite, R = JournalResult> {
   private schedule(): void {
     if (this.scheduled || this.flushing || this.queue.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => void this.flush());
+    if (this.lone && performance.now() - this.yieldedAt < YIELD_EVERY_MS) {
+      queueMicrotask(() => void this.flush());
+    } else {
+      setImmediate(() => {
+        this.yieldedAt = performance.now();
+        void this.flush();
+      });
+    }
   }
 
   private async flush(): Promise<void> {
@@ -58,6 +80,7 @@ export class GroupCommit<W = JournalWrite, R = JournalResult> {
     } catch (e) {
       for (const p of batch) p.reject(e);
     } finally {
+      this.lone = batch.length === 1 && this.queue.length === 0;
       this.flushing = false;
       this.schedule();
     }

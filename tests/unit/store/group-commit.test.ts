@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { GroupCommit, MAX_BATCH } from "../../../src/store/group-commit.js";
+import { GroupCommit, MAX_BATCH, YIELD_EVERY_MS } from "../../../src/store/group-commit.js";
 import type {
   JournalResult,
   JournalStore,
@@ -109,5 +109,59 @@ describe("GroupCommit", () => {
     );
     s.commit();
     assert.equal((await all).length, MAX_BATCH + 5);
+  });
+  test("a lone writer's next write is committed without waiting for an event-loop turn", async () => {
+    const s = new GateStore();
+    const g = new GroupCommit(s.asStore());
+    const first = g.submit(w(0));
+    await tick();
+    s.commit();
+    await first;
+    // Nothing else wrote while the first commit was made: the next write needs no gathering.
+    const second = g.submit(w(1));
+    for (let i = 0; i < 5 && s.batches.length < 2; i++) await Promise.resolve();
+    assert.equal(s.batches.length, 2, "committed within microtasks, before any setImmediate");
+    s.commit();
+    await second;
+  });
+
+  test("writers that met during a commit keep waiting a turn for each other", async () => {
+    const s = new GateStore();
+    const g = new GroupCommit(s.asStore());
+    const a = g.submit(w(0));
+    await tick();
+    const b = g.submit(w(1)); // arrives while a's commit is in flight: not a lone writer
+    s.commit();
+    await a;
+    const c = g.submit(w(2)); // a's writer again, in the same turn as b's commit is scheduled
+    await tick();
+    assert.deepEqual(
+      s.batches.map((x) => x.length),
+      [1, 2],
+      "b and c share one commit",
+    );
+    s.commit();
+    await Promise.all([b, c]);
+  });
+
+  test(`a lone writer still gives the event loop a turn every ${YIELD_EVERY_MS} ms`, async () => {
+    // A store that commits at once and takes 0.2 ms of CPU to do it: a run whose provider
+    // answers at once would otherwise never let a timer (the lease heartbeat) fire.
+    const spin: JournalStore = {
+      apply: (ws: readonly JournalWrite[]) => {
+        const until = performance.now() + 0.2;
+        while (performance.now() < until);
+        return Promise.resolve(ws.map(() => ({ ok: true as const, now: 1 })));
+      },
+    } as unknown as JournalStore;
+    const g = new GroupCommit(spin);
+    let turns = 0;
+    const timer = setInterval(() => turns++, 0);
+    const start = performance.now();
+    let i = 0;
+    while (performance.now() - start < 20 * YIELD_EVERY_MS) await g.submit(w(i++));
+    clearInterval(timer);
+    assert.ok(i > 50, `many writes went through (${i})`);
+    assert.ok(turns >= 3, `timers fired ${turns} times during ${i} lone writes`);
   });
 });
