@@ -118,11 +118,17 @@ describe("GroupCommit", () => {
     s.commit();
     await first;
     // Nothing else wrote while the first commit was made: the next write needs no gathering.
-    const second = g.submit(w(1));
+    let done = false;
+    const second = g.submit(w(1)).then(() => (done = true));
     for (let i = 0; i < 5 && s.batches.length < 2; i++) await Promise.resolve();
     assert.equal(s.batches.length, 2, "committed within microtasks, before any setImmediate");
+    // I8 on this path too: the write resolves only once its commit returned.
+    await tick();
+    await tick();
+    assert.equal(done, false, "not resolved while the commit is in flight");
     s.commit();
     await second;
+    assert.equal(done, true);
   });
 
   test("writers that met during a commit keep waiting a turn for each other", async () => {
