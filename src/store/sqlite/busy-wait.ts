@@ -11,30 +11,56 @@ export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
+/**
+ * Sets a pragma now. Not through a prepared statement: SQLite applies a setting pragma when
+ * the statement is compiled, and such a statement recompiles itself on every run but its first,
+ * so a prepared `PRAGMA busy_timeout = 0` run once does nothing at all (and costs a compile
+ * each later run anyway).
+ */
+export function setPragma(db: Database.Database, setting: string): void {
+  db.exec(`PRAGMA ${setting}`);
+}
+
 /** The first pause after a refused BEGIN IMMEDIATE, and the longest (ms). */
 const FIRST_PAUSE_MS = 0.05;
 const LONGEST_PAUSE_MS = 1;
 
 /**
- * Takes SQLite's write lock for a transaction, waiting for another process's writer in steps
- * of 50 µs doubling to 1 ms, up to the connection's busy timeout.
+ * The busy timeout of one connection: SQLite's own wait for everything, except a write
+ * transaction's BEGIN IMMEDIATE, which waits here for another process's writer in steps of
+ * 50 µs doubling to 1 ms, up to the same timeout.
  *
- * Why not SQLite's own busy handler: it sleeps 1, 2, 5, 10, 15, 20, 25... ms between tries,
- * while a write transaction here holds the lock for a fraction of a millisecond (one fsync).
- * On a contended scope that turned every collision (a waiter's ticket write meeting the next
- * holder's acquisition) into 1-3 ms of a free scope nobody took: strace on the fairness bench
- * counted more than three such sleeps per handoff. Only the BEGIN waits here; once the lock is
- * held, the connection's own timeout is back for the statements inside.
+ * Why not SQLite's own busy handler for the BEGIN: it sleeps 1, 2, 5, 10, 15, 20, 25... ms
+ * between tries, while a write transaction here holds the lock for a fraction of a
+ * millisecond (one fsync). On a contended scope that turned every collision (a waiter's ticket
+ * write meeting the next holder's acquisition) into 1-3 ms of a free scope nobody took: strace
+ * on the fairness bench counted more than three such sleeps per handoff.
+ *
+ * The connection's timeout is set to 0 for the BEGIN and left there until something other
+ * than a write transaction runs (`patient()`), so that back-to-back writes (a journal's
+ * transitions) pay no PRAGMA at all: two of them per commit cost 5-9 µs of a sequential
+ * effect's ~170 µs per transition on disk (bench/journal). Inside a write transaction nothing
+ * waits on the timeout: the write lock and the read snapshot are both taken by the BEGIN, and
+ * what a commit does besides (restarting the WAL, the automatic checkpoint) is opportunistic
+ * and never calls the busy handler.
+ *
+ * One instance per connection, shared by every area of the store (SqliteTx): the mode is the
+ * connection's.
  */
 export class BusyWait {
-  private readonly failFast: Database.Statement;
-  private readonly patient: Database.Statement;
   private readonly timeoutMs: number;
+  /** The connection's busy timeout is 0 right now (a write transaction ran last). */
+  private failingFast = false;
 
-  constructor(db: Database.Database) {
+  constructor(private readonly db: Database.Database) {
     this.timeoutMs = Number(db.pragma("busy_timeout", { simple: true }));
-    this.failFast = db.prepare("PRAGMA busy_timeout = 0");
-    this.patient = db.prepare(`PRAGMA busy_timeout = ${this.timeoutMs}`);
+  }
+
+  /** Before any statement that is not a write transaction's: the connection's full timeout. */
+  patient(): void {
+    if (!this.failingFast) return;
+    setPragma(this.db, `busy_timeout = ${this.timeoutMs}`);
+    this.failingFast = false;
   }
 
   /**
@@ -47,17 +73,17 @@ export class BusyWait {
     let pauseMs = FIRST_PAUSE_MS;
     for (;;) {
       let begun = false;
-      this.failFast.get();
+      if (!this.failingFast) {
+        setPragma(this.db, "busy_timeout = 0");
+        this.failingFast = true;
+      }
       try {
         return begin(() => {
           begun = true;
-          this.patient.get();
         });
       } catch (e) {
-        // Inside the transaction the full timeout applied already: that refusal stands.
+        // A refusal inside the transaction is not the BEGIN's: it stands.
         if (begun || !isBusy(e) || performance.now() - started >= this.timeoutMs) throw e;
-      } finally {
-        if (!begun) this.patient.get();
       }
       sleepSync(pauseMs);
       pauseMs = Math.min(LONGEST_PAUSE_MS, pauseMs * 2);

@@ -29,7 +29,8 @@ import {
 } from "../journal-rows.js";
 import { fencedEvent, maintenanceEvent } from "../journal-events.js";
 import { leaseFromRow, type LeaseRow } from "../rows.js";
-import { eventParams, SqliteTx } from "./sqlite-tx.js";
+import type { SqliteTx } from "./sqlite-tx.js";
+import { eventParams } from "./sqlite-tx.js";
 import { prepareJournalStatements, type JournalStatements } from "./journal-statements.js";
 
 /**
@@ -41,9 +42,9 @@ export class SqliteJournal implements JournalStore {
   private readonly q: JournalStatements;
   private readonly tx: SqliteTx;
 
-  constructor(db: Database.Database, location: string) {
+  constructor(db: Database.Database, tx: SqliteTx) {
     this.q = prepareJournalStatements(db);
-    this.tx = new SqliteTx(db, location);
+    this.tx = tx;
   }
 
   private read<T>(doing: string, fn: (now: number) => T): Promise<T> {

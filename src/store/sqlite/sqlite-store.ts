@@ -87,8 +87,8 @@ export class SqliteStore implements Store, LeaseStore {
       : openSqlite(path, options);
     this.q = prepareStatements(this.db);
     this.tx = new SqliteTx(this.db, path);
-    this.journal = new SqliteJournal(this.db, path);
-    this.waves = new SqliteWaves(this.db, path);
+    this.journal = new SqliteJournal(this.db, this.tx);
+    this.waves = new SqliteWaves(this.db, this.tx);
     this.wakeups = new SqliteWakeups(path, options.readOnly === true);
   }
 
@@ -113,7 +113,7 @@ export class SqliteStore implements Store, LeaseStore {
   }
 
   private run<T>(doing: string, fn: () => T): Promise<T> {
-    return this.tx.settle(doing, fn);
+    return this.tx.run(doing, fn);
   }
 
   private write<T>(doing: string, fn: (now: number) => T): Promise<T> {

@@ -1,34 +1,34 @@
 import type Database from "better-sqlite3";
 import type { EventInput } from "../../domain/event.js";
-import { BusyWait } from "./busy-wait.js";
+import { BusyWait, setPragma } from "./busy-wait.js";
 import { sqliteError } from "./open-sqlite.js";
 
 /**
  * The transactions every SQLite store area (leases, journal, waves) runs on the shared
- * connection: the store's clock is read inside the transaction (I10), writes take the write
- * lock up front (`BEGIN IMMEDIATE`, so a read never has to be upgraded mid-way; waiting for it
- * in fine steps, see busy-wait.ts), and a driver
- * error becomes one sentence naming the file and what was being done.
+ * connection, one instance per connection: the store's clock is read inside the transaction
+ * (I10), writes take the write lock up front (`BEGIN IMMEDIATE`, so a read never has to be
+ * upgraded mid-way; waiting for it in fine steps, see busy-wait.ts), and a driver error becomes
+ * one sentence naming the file and what was being done. Every statement on the connection goes
+ * through here: that is what keeps the connection's busy timeout right for each (BusyWait).
  */
 export class SqliteTx {
   /** Compiled once and reused: it runs `fn` with the clock read inside. */
   private readonly txn: Database.Transaction<(fn: (now: number) => unknown) => unknown>;
   private readonly busy: BusyWait;
-  private readonly unsynced: Database.Statement;
-  private readonly synced: Database.Statement;
 
   constructor(
     private readonly db: Database.Database,
     private readonly location: string,
   ) {
-    this.unsynced = db.prepare("PRAGMA synchronous = NORMAL");
-    this.synced = db.prepare("PRAGMA synchronous = FULL");
     this.txn = db.transaction((fn: (now: number) => unknown) => fn(Date.now()));
     this.busy = new BusyWait(db);
   }
 
   read<T>(doing: string, fn: (now: number) => T): Promise<T> {
-    return this.settle(doing, () => this.txn.deferred(fn) as T);
+    return this.settle(doing, () => {
+      this.busy.patient();
+      return this.txn.deferred(fn) as T;
+    });
   }
 
   write<T>(doing: string, fn: (now: number) => T): Promise<T> {
@@ -51,16 +51,23 @@ export class SqliteTx {
    */
   writeUnsynced<T>(doing: string, fn: (now: number) => T): Promise<T> {
     if (this.db.inTransaction) return this.write(doing, fn);
-    this.unsynced.run();
+    setPragma(this.db, "synchronous = NORMAL");
     try {
       return this.write(doing, fn);
     } finally {
-      this.synced.run();
+      setPragma(this.db, "synchronous = FULL");
     }
   }
 
   /** Outside a transaction (a single statement is one anyway). */
-  settle<T>(doing: string, fn: () => T): Promise<T> {
+  run<T>(doing: string, fn: () => T): Promise<T> {
+    return this.settle(doing, () => {
+      this.busy.patient();
+      return fn();
+    });
+  }
+
+  private settle<T>(doing: string, fn: () => T): Promise<T> {
     try {
       return Promise.resolve(fn());
     } catch (e) {

@@ -17,7 +17,8 @@ import type {
   WaveAdminOutcome,
   WaveWriteResult,
 } from "../wave-store.js";
-import { eventParams, SqliteTx } from "./sqlite-tx.js";
+import type { SqliteTx } from "./sqlite-tx.js";
+import { eventParams } from "./sqlite-tx.js";
 import { prepareWaveStatements, type WaveStatements } from "./wave-statements.js";
 import { SqliteWaveAdmin } from "./sqlite-wave-admin.js";
 
@@ -48,9 +49,9 @@ export class SqliteWaves implements WaveStore {
   /** Retry, delete and prune: rare operator actions, kept apart from the agent's writes. */
   readonly admin: SqliteWaveAdmin;
 
-  constructor(db: Database.Database, location: string) {
+  constructor(db: Database.Database, tx: SqliteTx) {
     this.q = prepareWaveStatements(db);
-    this.tx = new SqliteTx(db, location);
+    this.tx = tx;
     this.admin = new SqliteWaveAdmin(db);
   }
 

@@ -53,7 +53,34 @@ describe("SQLite write lock: waiting in fine steps", () => {
     const rows = db.prepare("SELECT x FROM t ORDER BY x").pluck().all();
     // The holder's row is there: our transaction began only after its commit.
     assert.deepEqual(rows, [1, 2]);
-    assert.equal(db.pragma("busy_timeout", { simple: true }), 5000, "the timeout is restored");
+  });
+
+  test("everything but a write transaction runs with the connection's full timeout", async (t) => {
+    const tmp = tempDir();
+    t.after(tmp.cleanup);
+    const path = join(tmp.dir, "busy.db");
+    const db = openDb(path, 5000);
+    t.after(() => db.close());
+    db.exec("CREATE TABLE t (x INTEGER)");
+    const tx = new SqliteTx(db, path);
+    const timeout = () => db.pragma("busy_timeout", { simple: true });
+    const seen: Record<string, unknown> = {};
+    await tx.write("insert", () => {
+      // The BEGIN took the lock and the snapshot: nothing inside waits on the timeout.
+      seen.insideWrite = timeout();
+      db.prepare("INSERT INTO t VALUES (1)").run();
+    });
+    await tx.write("insert", () => db.prepare("INSERT INTO t VALUES (2)").run());
+    await tx.read("read", () => (seen.insideRead = timeout()));
+    await tx.write("insert", () => db.prepare("INSERT INTO t VALUES (3)").run());
+    await tx.run("one statement", () => (seen.outside = timeout()));
+    assert.deepEqual(seen, { insideWrite: 0, insideRead: 5000, outside: 5000 });
+    // A write that waited out another process, then a read: the read is patient again.
+    const holder = await holdWriteLock(path, 200);
+    await tx.write("insert", () => db.prepare("INSERT INTO t VALUES (4)").run());
+    await holder.exited;
+    const afterWait = await tx.read("read", () => timeout());
+    assert.equal(afterWait, 5000);
   });
 
   test("gives up after the connection's busy timeout, with SQLite's busy error", async (t) => {
@@ -72,7 +99,8 @@ describe("SQLite write lock: waiting in fine steps", () => {
     );
     // Not a timing target: it must not give up before the timeout it was given.
     assert.ok(performance.now() - begun >= 150, "waited at least the busy timeout");
-    assert.equal(db.pragma("busy_timeout", { simple: true }), 150, "the timeout is restored");
+    busy.patient();
+    assert.equal(db.pragma("busy_timeout", { simple: true }), 150, "patient() restores it");
     await holder.exited;
   });
 
@@ -99,6 +127,32 @@ describe("SQLite write lock: waiting in fine steps", () => {
       /busy inside/,
     );
     assert.equal(runs, 1);
+    busy.patient();
     assert.equal(db.pragma("busy_timeout", { simple: true }), 1000);
+  });
+});
+
+describe("SQLite pragmas set per transaction", () => {
+  test("an unsynced write commits with synchronous=NORMAL, from its first call on", async (t) => {
+    const tmp = tempDir();
+    t.after(tmp.cleanup);
+    const path = join(tmp.dir, "sync.db");
+    const db = openDb(path, 1000);
+    t.after(() => db.close());
+    db.pragma("synchronous = FULL");
+    db.exec("CREATE TABLE t (x INTEGER)");
+    const tx = new SqliteTx(db, path);
+    const level = () => db.pragma("synchronous", { simple: true });
+    const seen: unknown[] = [];
+    // A setting pragma compiled once and run later does nothing on its first run: each call
+    // here must set it for real.
+    for (let i = 0; i < 3; i++) {
+      await tx.writeUnsynced("insert", () => {
+        seen.push(level());
+        db.prepare("INSERT INTO t VALUES (?)").run(i);
+      });
+      seen.push(level());
+    }
+    assert.deepEqual(seen, [1, 2, 1, 2, 1, 2]);
   });
 });
