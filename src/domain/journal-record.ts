@@ -98,8 +98,29 @@ export function effectChecksum(e: EffectContent): string {
   return sha256Hex(JSON.stringify(fields));
 }
 
+/**
+ * The record with its checksum. Built field by field, not spread: every sealed record then
+ * has one shape, whatever object it was made from, and the journal's hot path (the checksum,
+ * the statement's parameters) reads them without V8 going megamorphic over a dozen shapes.
+ */
 export function sealEffect(e: EffectContent): Omit<EffectRecord, "createdAt" | "updatedAt"> {
-  return { ...e, checksum: effectChecksum(e) };
+  return {
+    runId: e.runId,
+    key: e.key,
+    ordinal: e.ordinal,
+    provider: e.provider,
+    state: e.state,
+    prevState: e.prevState,
+    seq: e.seq,
+    attempt: e.attempt,
+    token: e.token,
+    request: e.request,
+    requestId: e.requestId,
+    result: e.result,
+    context: e.context,
+    reviewReason: e.reviewReason,
+    checksum: effectChecksum(e),
+  };
 }
 
 /**

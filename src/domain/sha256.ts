@@ -10,5 +10,9 @@ let crypto: Crypto | undefined;
  */
 export function sha256Hex(text: string): string {
   crypto ??= createRequire(import.meta.url)("node:crypto") as Crypto;
-  return crypto.createHash("sha256").update(text).digest("hex");
+  // The one-shot hash (Node 20.12 on) takes half the time of a Hash object: every journal
+  // transition seals its record with one.
+  return typeof crypto.hash === "function"
+    ? crypto.hash("sha256", text, "hex")
+    : crypto.createHash("sha256").update(text).digest("hex");
 }
