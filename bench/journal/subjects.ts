@@ -1,8 +1,7 @@
 import Database from "better-sqlite3";
 import pg from "pg";
 import { EffectState } from "../../src/domain/effect-state.js";
-import { sealEffect, type EffectContent } from "../../src/domain/journal-record.js";
-import { contentOf } from "../../src/journal/effect-change.js";
+import { contentOf, sealEffect, type EffectContent } from "../../src/domain/journal-record.js";
 import { Journal } from "../../src/journal/journal.js";
 import type { Provider } from "../../src/journal/provider.js";
 import type { Run } from "../../src/journal/run.js";

@@ -99,11 +99,12 @@ export function effectChecksum(e: EffectContent): string {
 }
 
 /**
- * The record with its checksum. Built field by field, not spread: every sealed record then
- * has one shape, whatever object it was made from, and the journal's hot path (the checksum,
- * the statement's parameters) reads them without V8 going megamorphic over a dozen shapes.
+ * The fields the writer decides, copied from any record that has them (no checksum, no store
+ * times). Field by field, never spread: every record built from it has one shape, whatever
+ * object it came from, so the journal's hot path (the checksum, the statement parameters)
+ * reads them without V8 going megamorphic over a dozen shapes.
  */
-export function sealEffect(e: EffectContent): Omit<EffectRecord, "createdAt" | "updatedAt"> {
+export function contentOf(e: EffectContent): EffectContent {
   return {
     runId: e.runId,
     key: e.key,
@@ -119,8 +120,13 @@ export function sealEffect(e: EffectContent): Omit<EffectRecord, "createdAt" | "
     result: e.result,
     context: e.context,
     reviewReason: e.reviewReason,
-    checksum: effectChecksum(e),
   };
+}
+
+/** The record with its checksum, in the one shape contentOf gives. */
+export function sealEffect(e: EffectContent): Omit<EffectRecord, "createdAt" | "updatedAt"> {
+  const content = contentOf(e);
+  return Object.assign(content, { checksum: effectChecksum(content) });
 }
 
 /**

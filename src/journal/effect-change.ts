@@ -1,6 +1,11 @@
 import { assertTransition, type EffectCause, type EffectState } from "../domain/effect-state.js";
 import type { EventInput } from "../domain/event.js";
-import { sealEffect, type EffectContent, type RunState } from "../domain/journal-record.js";
+import {
+  contentOf,
+  sealEffect,
+  type EffectContent,
+  type RunState,
+} from "../domain/journal-record.js";
 import type { SealedEffect } from "../store/journal-store.js";
 
 /** One effect write: the new record, and optionally the run's new state and an event. */
@@ -13,26 +18,6 @@ export interface EffectChange {
 export type EffectPatch = Partial<
   Pick<EffectContent, "attempt" | "requestId" | "result" | "reviewReason" | "context">
 >;
-
-/** The fields the writer decides (no checksum, no store times). */
-export function contentOf(e: SealedEffect): EffectContent {
-  return {
-    runId: e.runId,
-    key: e.key,
-    ordinal: e.ordinal,
-    provider: e.provider,
-    state: e.state,
-    prevState: e.prevState,
-    seq: e.seq,
-    attempt: e.attempt,
-    token: e.token,
-    request: e.request,
-    requestId: e.requestId,
-    result: e.result,
-    context: e.context,
-    reviewReason: e.reviewReason,
-  };
-}
 
 /**
  * The next record of an effect: the state machine must allow `cur.state -> to` for `cause`

@@ -12,7 +12,7 @@ import {
 } from "../domain/journal-record.js";
 import { hostIdentity } from "../process/process-identity.js";
 import type { Store } from "../store/store.js";
-import { contentOf } from "./effect-change.js";
+import { contentOf } from "../domain/journal-record.js";
 
 export interface ResolveInput {
   runId: string;
