@@ -8,7 +8,8 @@ import type { LeaseOwner } from "../../src/domain/lease.js";
  * src/store/sqlite/statements.ts, run with better-sqlite3 directly in the same transaction
  * shape as SqliteStore (BEGIN IMMEDIATE; getLease, countAhead, upsertLease, purgeWaiters,
  * insertEvent, getLease; COMMIT, then BEGIN IMMEDIATE; release, insertEvent; COMMIT) and the
- * same pragmas (WAL, then synchronous=FULL). `sqlDrift` says if the copies went stale.
+ * same pragmas (WAL, then synchronous=FULL; NORMAL for the release's commit, as SqliteStore
+ * commits a release without the fsync). `sqlDrift` says if the copies went stale.
  */
 const SQL = {
   getLease: "SELECT * FROM quiesce_leases WHERE scope = ?",
@@ -123,6 +124,7 @@ export function openRawSqlite(
   };
 
   const release = (token: number): void => {
+    db.exec("PRAGMA synchronous = NORMAL");
     begin.run();
     try {
       const now = Date.now();
@@ -132,6 +134,8 @@ export function openRawSqlite(
     } catch (e) {
       if (db.inTransaction) db.exec("ROLLBACK");
       throw e;
+    } finally {
+      db.exec("PRAGMA synchronous = FULL");
     }
   };
 

@@ -46,8 +46,9 @@ export class SqliteTx {
   /**
    * A write that needs to survive this process's crash but not the machine's: committed to the
    * WAL without the fsync (synchronous=NORMAL for this one commit). For records whose loss in
-   * a power cut can only be a loss of the writers themselves (a waiter's place in line), so
-   * that they do not hold the write lock through a disk flush that the next holder waits on.
+   * a power cut can only be a loss of the writers themselves (a waiter's place in line, a
+   * holder's release: see SqliteStore.release), so that they do not hold the write lock
+   * through a disk flush that the next holder waits on.
    */
   writeUnsynced<T>(doing: string, fn: (now: number) => T): Promise<T> {
     if (this.db.inTransaction) return this.write(doing, fn);
