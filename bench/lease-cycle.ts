@@ -39,7 +39,12 @@ async function runBackend(b: BackendName): Promise<void> {
   }
   if (args.sections.includes("fairness")) {
     reference ??= await measureAdvisoryHandoff(args.pgUrl);
-    const r = await measureFairness(targetFor(b, dir, args.pgUrl, "fairness.db"), s * 2, reference);
+    const r = await measureFairness(
+      targetFor(b, dir, args.pgUrl, "fairness.db"),
+      s * 2,
+      reference,
+      dir,
+    );
     printFairness(r);
     out.fairness = r;
   }

@@ -5,6 +5,7 @@ import { epochMs } from "../lib/timed-loop.js";
 import type { Acquisition, ContenderMessage, ParentMessage } from "./contender.js";
 import { openTarget, type Target } from "./subjects.js";
 import type { HandoffReference } from "./advisory-handoff.js";
+import { probeIdleFsync, type IdleFsync } from "../lib/fsync-probe.js";
 
 const CONTENDERS = Number(process.env.BENCH_CONTENDERS ?? 4);
 const HOLD_MS = 5;
@@ -33,6 +34,8 @@ export interface FairnessResult {
   meanReleaseMs: number;
   /** pg_advisory_lock's handoff in the same run (the reference), if PostgreSQL is reachable. */
   reference: HandoffReference | null;
+  /** The disk right after the run: an fsync after a hold's worth of idle, and back to back. */
+  disk: IdleFsync;
   perProcess: Record<string, number>;
   /** Store lease-method calls of all contenders per acquisition, by method. */
   callsPerAcquisition: Record<string, number>;
@@ -47,6 +50,7 @@ export async function measureFairness(
   t: Target,
   seconds: number,
   reference: HandoffReference | null,
+  dir: string,
 ): Promise<FairnessResult> {
   await (await openTarget(t)).close(); // schema in place before the children race to create it
   const children = Array.from({ length: CONTENDERS }, () =>
@@ -77,7 +81,8 @@ export async function measureFairness(
   const go: ParentMessage = { type: "go", startAt, endAt: startAt + seconds * 1000 };
   for (const c of children) c.send(go);
   const results = await Promise.all(done);
-  return { ...analyse(t.backend, seconds, results), reference };
+  const disk = await probeIdleFsync(dir, HOLD_MS);
+  return { ...analyse(t.backend, seconds, results), reference, disk };
 }
 
 /** Store calls of all contenders, by method, per acquisition. */
@@ -97,7 +102,7 @@ function analyse(
   backend: string,
   seconds: number,
   results: Extract<ContenderMessage, { type: "done" }>[],
-): Omit<FairnessResult, "reference"> {
+): Omit<FairnessResult, "reference" | "disk"> {
   const log: Acquisition[] = results.flatMap((r) => r.log).sort((a, b) => a.token - b.token);
   let handoffs = 0;
   let gaps = 0;
@@ -207,6 +212,9 @@ export function printFairness(r: FairnessResult): void {
   );
   note(
     `a cycle, mean: ${fmt(1000 / r.perSec, 2)} ms = hold ${fmt(r.meanHoldMs, 2)} ms (sleep ${r.holdMs} ms and the timer's slack) + release() ${fmt(r.meanReleaseMs, 2)} ms + idle ${fmt(r.meanIdleGapMs, 2)} ms`,
+  );
+  note(
+    `the disk just after: an fsync after ${r.disk.pauseMs} ms idle (what each handoff's first commit follows) ${fmt(r.disk.idleMedianUs)} us median, ${fmt(r.disk.idleP90Us)} us p90; back to back ${fmt(r.disk.hotMedianUs)} us`,
   );
   note(
     `acquisitions per process: ${Object.values(r.perProcess).join(", ")}; refusals: ${r.refused}`,
