@@ -29,8 +29,7 @@ import {
 } from "../journal-rows.js";
 import { fencedEvent, maintenanceEvent } from "../journal-events.js";
 import { leaseFromRow, type LeaseRow } from "../rows.js";
-import type { SqliteTx } from "./sqlite-tx.js";
-import { eventParams } from "./sqlite-tx.js";
+import { eventParams, type SqliteTx } from "./sqlite-tx.js";
 import { prepareJournalStatements, type JournalStatements } from "./journal-statements.js";
 
 /**

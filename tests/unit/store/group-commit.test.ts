@@ -37,6 +37,18 @@ const w = (i: number): JournalWrite => ({
 });
 const tick = () => new Promise((r) => setImmediate(r));
 
+/** I8: `write` stays unresolved while its commit is in flight, and resolves once it returned. */
+async function resolvesOnlyAfterCommit(s: GateStore, write: Promise<unknown>): Promise<void> {
+  let done = false;
+  const p = write.then(() => (done = true));
+  await tick();
+  await tick();
+  assert.equal(done, false, "not resolved while the commit is in flight");
+  s.commit();
+  await p;
+  assert.equal(done, true);
+}
+
 describe("GroupCommit", () => {
   test("writes issued in the same turn share one commit", async () => {
     const s = new GateStore();
@@ -53,14 +65,7 @@ describe("GroupCommit", () => {
   test("a write resolves only after the commit holding it returned (I8)", async () => {
     const s = new GateStore();
     const g = new GroupCommit(s.asStore());
-    let done = false;
-    const p = g.submit(w(1)).then(() => (done = true));
-    await tick();
-    await tick();
-    assert.equal(done, false, "not resolved while the commit is in flight");
-    s.commit();
-    await p;
-    assert.equal(done, true);
+    await resolvesOnlyAfterCommit(s, g.submit(w(1)));
   });
 
   test("writes arriving during a commit go together into the next one", async () => {
@@ -118,17 +123,11 @@ describe("GroupCommit", () => {
     s.commit();
     await first;
     // Nothing else wrote while the first commit was made: the next write needs no gathering.
-    let done = false;
-    const second = g.submit(w(1)).then(() => (done = true));
+    const second = g.submit(w(1));
     for (let i = 0; i < 5 && s.batches.length < 2; i++) await Promise.resolve();
     assert.equal(s.batches.length, 2, "committed within microtasks, before any setImmediate");
     // I8 on this path too: the write resolves only once its commit returned.
-    await tick();
-    await tick();
-    assert.equal(done, false, "not resolved while the commit is in flight");
-    s.commit();
-    await second;
-    assert.equal(done, true);
+    await resolvesOnlyAfterCommit(s, second);
   });
 
   test("writers that met during a commit keep waiting a turn for each other", async () => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { once } from "node:events";
-import { describe, test } from "node:test";
+import { describe, test, type TestContext } from "node:test";
 import Database from "better-sqlite3";
 import { BusyWait } from "../../../src/store/sqlite/busy-wait.js";
 import { SqliteTx } from "../../../src/store/sqlite/sqlite-tx.js";
@@ -38,14 +38,20 @@ function openDb(path: string, timeout: number) {
   return db;
 }
 
+/** A WAL database with one table `t`, removed after the test. */
+function scratchDb(t: TestContext, name: string, timeout: number) {
+  const tmp = tempDir();
+  t.after(tmp.cleanup);
+  const path = join(tmp.dir, name);
+  const db = openDb(path, timeout);
+  t.after(() => db.close());
+  db.exec("CREATE TABLE t (x INTEGER)");
+  return { db, path };
+}
+
 describe("SQLite write lock: waiting in fine steps", () => {
   test("a write waits out another process's transaction and then commits", async (t) => {
-    const tmp = tempDir();
-    t.after(tmp.cleanup);
-    const path = join(tmp.dir, "busy.db");
-    const db = openDb(path, 5000);
-    t.after(() => db.close());
-    db.exec("CREATE TABLE t (x INTEGER)");
+    const { db, path } = scratchDb(t, "busy.db", 5000);
     const tx = new SqliteTx(db, path);
     const holder = await holdWriteLock(path, 300);
     await tx.write("insert", () => db.prepare("INSERT INTO t VALUES (2)").run());
@@ -56,12 +62,7 @@ describe("SQLite write lock: waiting in fine steps", () => {
   });
 
   test("everything but a write transaction runs with the connection's full timeout", async (t) => {
-    const tmp = tempDir();
-    t.after(tmp.cleanup);
-    const path = join(tmp.dir, "busy.db");
-    const db = openDb(path, 5000);
-    t.after(() => db.close());
-    db.exec("CREATE TABLE t (x INTEGER)");
+    const { db, path } = scratchDb(t, "busy.db", 5000);
     const tx = new SqliteTx(db, path);
     const timeout = () => db.pragma("busy_timeout", { simple: true });
     const seen: Record<string, unknown> = {};
@@ -84,12 +85,7 @@ describe("SQLite write lock: waiting in fine steps", () => {
   });
 
   test("gives up after the connection's busy timeout, with SQLite's busy error", async (t) => {
-    const tmp = tempDir();
-    t.after(tmp.cleanup);
-    const path = join(tmp.dir, "busy.db");
-    const db = openDb(path, 150);
-    t.after(() => db.close());
-    db.exec("CREATE TABLE t (x INTEGER)");
+    const { db, path } = scratchDb(t, "busy.db", 150);
     const busy = new BusyWait(db);
     const holder = await holdWriteLock(path, 2000);
     const begun = performance.now();
@@ -105,11 +101,7 @@ describe("SQLite write lock: waiting in fine steps", () => {
   });
 
   test("an error inside the transaction is not retried", (t) => {
-    const tmp = tempDir();
-    t.after(tmp.cleanup);
-    const path = join(tmp.dir, "busy.db");
-    const db = openDb(path, 1000);
-    t.after(() => db.close());
+    const { db } = scratchDb(t, "busy.db", 1000);
     const busy = new BusyWait(db);
     let runs = 0;
     const busyInside = Object.assign(new Error("busy inside"), { code: "SQLITE_BUSY" });
@@ -134,13 +126,8 @@ describe("SQLite write lock: waiting in fine steps", () => {
 
 describe("SQLite pragmas set per transaction", () => {
   test("an unsynced write commits with synchronous=NORMAL, from its first call on", async (t) => {
-    const tmp = tempDir();
-    t.after(tmp.cleanup);
-    const path = join(tmp.dir, "sync.db");
-    const db = openDb(path, 1000);
-    t.after(() => db.close());
+    const { db, path } = scratchDb(t, "sync.db", 1000);
     db.pragma("synchronous = FULL");
-    db.exec("CREATE TABLE t (x INTEGER)");
     const tx = new SqliteTx(db, path);
     const level = () => db.pragma("synchronous", { simple: true });
     const seen: unknown[] = [];
