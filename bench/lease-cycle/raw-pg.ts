@@ -19,15 +19,6 @@ function leaseColumns(a: string): string {
 const AHEAD = `(SELECT count(*)::int FROM quiesce_waiters w
                  WHERE w.scope = $1 AND w.expires_at > clock.now AND ($2::bigint IS NULL OR w.id < $2::bigint))`;
 
-function wakeHead(channel: string): string {
-  return `
-  SELECT pg_notify(${channel}::text, rel.scope || ' ' || h.id)
-    FROM (SELECT min(w.id) AS id FROM quiesce_waiters w, clock
-           WHERE w.scope = rel.scope AND w.expires_at > clock.now) AS h
-   WHERE h.id IS NOT NULL`;
-}
-const WAKE_HEAD = wakeHead("$7");
-
 const ACQUIRE = `
 WITH clock AS (SELECT clock_timestamp() AS now),
 acq AS (
@@ -41,7 +32,8 @@ acq AS (
       boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
       command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
       acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
-      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL
+      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL,
+      granted_ticket = NULL
    WHERE NOT l.held
   RETURNING l.*
 ),
@@ -62,8 +54,10 @@ quick AS (
    WHERE $16::bigint IS NOT NULL AND $2::bigint IS NULL AND NOT EXISTS (SELECT 1 FROM acq)
 ),
 enq AS (
-  INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
-  SELECT $1, $3, $5, $6, clock.now, clock.now + $16::bigint * interval '1 millisecond'
+  INSERT INTO quiesce_waiters (scope, run_id, system, host, pid, pid_start, boot_id, child_pid,
+      child_pid_start, command, note, lease_ttl_ms, lease_ttl_words, enqueued_at, expires_at)
+  SELECT $1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $15::text, clock.now,
+         clock.now + $16::bigint * interval '1 millisecond'
     FROM clock, quick
   RETURNING id
 )
@@ -77,23 +71,56 @@ SELECT false, ${leaseColumns("l")}, quiesce_ms(clock.now), ${AHEAD}, (SELECT id 
 
 const RELEASE = `
 WITH clock AS (SELECT clock_timestamp() AS now),
+cur AS (
+  SELECT l.scope FROM quiesce_leases l, clock
+   WHERE l.scope = $1 AND l.token = $2 AND l.held AND l.expires_at > clock.now
+  FOR UPDATE OF l
+),
+head AS (
+  SELECT w.* FROM quiesce_waiters w, clock
+   WHERE w.scope = (SELECT scope FROM cur) AND w.expires_at > clock.now
+   ORDER BY w.id LIMIT 1
+  FOR UPDATE OF w
+),
+g AS (SELECT * FROM head WHERE lease_ttl_ms IS NOT NULL),
 rel AS (
   UPDATE quiesce_leases l
-     SET held = false, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
-         boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
-         ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = false,
-         prev_owner = NULL, takeover_evidence = NULL
-    FROM clock
-   WHERE l.scope = $1 AND l.token = $2 AND l.held AND l.expires_at > clock.now
-  RETURNING l.scope
+     SET token = l.token + CASE WHEN g.id IS NULL THEN 0 ELSE 1 END, held = g.id IS NOT NULL,
+         run_id = g.run_id, system = g.system, host = g.host, pid = g.pid, pid_start = g.pid_start,
+         boot_id = g.boot_id, child_pid = g.child_pid, child_pid_start = g.child_pid_start,
+         command = g.command, note = g.note, ttl_ms = g.lease_ttl_ms,
+         acquired_at = CASE WHEN g.id IS NULL THEN NULL ELSE clock.now END,
+         heartbeat_at = CASE WHEN g.id IS NULL THEN NULL ELSE clock.now END,
+         expires_at = clock.now + g.lease_ttl_ms * interval '1 millisecond', expiry_reported = false,
+         prev_owner = NULL, takeover_evidence = NULL, granted_ticket = g.id
+    FROM cur, clock LEFT JOIN g ON true
+   WHERE l.scope = cur.scope
+  RETURNING l.scope, l.token, g.id AS granted, g.run_id, g.system, g.host, g.pid, g.command,
+            g.note, g.lease_ttl_ms, g.lease_ttl_words
 ),
 ev AS (
   INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
-  SELECT clock.now, 'lease.released', $1, $2, $3, $4, $5, 'released: ' || $6::text,
-         jsonb_build_object('reason', $6::text)
-    FROM rel, clock
+  SELECT clock.now, e.kind, $1, e.token, e.run_id, e.host, e.pid, e.message, e.detail
+    FROM rel, clock, LATERAL (
+      SELECT 1 AS ord, 'lease.released'::text AS kind, $2::bigint AS token, $3::text AS run_id,
+             $4::text AS host, $5::integer AS pid, 'released: ' || $6::text AS message,
+             jsonb_build_object('reason', $6::text) AS detail
+      UNION ALL
+      SELECT 2, 'lease.acquired', rel.token, rel.run_id, rel.host, rel.pid,
+             'acquired with token ' || rel.token || ' for ' || coalesce(rel.lease_ttl_words, rel.lease_ttl_ms || 'ms') ||
+             ' (handed over by the release of token ' || $2::bigint || ')',
+             jsonb_build_object('system', rel.system, 'ttlMs', rel.lease_ttl_ms, 'command', rel.command,
+                                'note', rel.note, 'ticket', rel.granted, 'grantedBy', $2::bigint)
+       WHERE rel.granted IS NOT NULL
+    ) AS e
+   ORDER BY e.ord
+),
+deq AS (
+  DELETE FROM quiesce_waiters w USING rel, clock
+   WHERE rel.granted IS NOT NULL AND w.scope = $1 AND (w.id = rel.granted OR w.expires_at <= clock.now)
 )
-SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (${WAKE_HEAD}) AS wake ON true`;
+SELECT count(*)::int AS n FROM rel
+  LEFT JOIN LATERAL (SELECT pg_notify($7::text, rel.scope || ' ' || h.id) FROM head h) AS wake ON true`;
 
 export interface RawPg {
   cycle: () => Promise<void>;

@@ -7,7 +7,7 @@ import type { LeaseOwner } from "../../src/domain/lease.js";
  * The baseline: the SQLite backend's acquire and release statements, copied from
  * src/store/sqlite/statements.ts, run with better-sqlite3 directly in the same transaction
  * shape as SqliteStore (BEGIN IMMEDIATE; getLease, countAhead, upsertLease, purgeWaiters,
- * insertEvent, getLease; COMMIT, then BEGIN IMMEDIATE; release, insertEvent; COMMIT) and the
+ * insertEvent, getLease; COMMIT, then headTicket, BEGIN IMMEDIATE; release, insertEvent; COMMIT) and the
  * same pragmas (WAL, then synchronous=FULL; NORMAL for the release's commit, as SqliteStore
  * commits a release without the fsync). `sqlDrift` says if the copies went stale.
  */
@@ -23,14 +23,17 @@ const SQL = {
         boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
         command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
         acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
-        expires_at = excluded.expires_at, expiry_reported = 0, prev_owner = NULL, takeover_evidence = NULL`,
+        expires_at = excluded.expires_at, expiry_reported = 0, prev_owner = NULL, takeover_evidence = NULL,
+        granted_ticket = NULL`,
   release: `
       UPDATE quiesce_leases
          SET held = 0, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
              boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
              ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = 0,
-             prev_owner = NULL, takeover_evidence = NULL
+             prev_owner = NULL, takeover_evidence = NULL, granted_ticket = NULL
        WHERE scope = ? AND token = ? AND held = 1 AND expires_at > ?`,
+  headTicket: `
+      SELECT min(id) AS id FROM quiesce_waiters WHERE scope = ? AND expires_at > ?`,
   countAhead: `
       SELECT count(*) AS n FROM quiesce_waiters
        WHERE scope = :scope AND expires_at > :now AND (:ticket IS NULL OR id < :ticket)`,
@@ -124,6 +127,9 @@ export function openRawSqlite(
   };
 
   const release = (token: number): void => {
+    // Whether anyone waits decides how the release commits (a grant is fsynced): read first.
+    if ((q.headTicket.get(scope, Date.now()) as { id: number | null }).id !== null)
+      throw new Error("raw bench scope has waiters");
     db.exec("PRAGMA synchronous = NORMAL");
     begin.run();
     try {

@@ -4,6 +4,8 @@ import type { AcquireOutcome, ScopeWatch, Store } from "../store/store.js";
 import type { AcquireOptions, ResolvedAcquire } from "./acquire-options.js";
 import { isTransientStoreError } from "../domain/errors.js";
 import { readClock, sleep } from "../process/clock.js";
+import { grantedStart } from "../domain/lease-grant.js";
+import { remainingValidity } from "../domain/self-fencing.js";
 import { retryTransient } from "./store-retry.js";
 
 /** A waiter that stops refreshing its ticket (it died) drops out of line after this long. */
@@ -40,13 +42,16 @@ export type OnExpired = (
 >;
 
 /**
- * `--wait`: take a ticket, then re-read until the scope is free and no live waiter is
- * ahead, and only then try the (writing) acquisition. Re-reads happen when the store hints
- * that something changed (a release, a noted expiry, a waiter leaving: `store.leases.watch`),
- * at the holder's expiry, and on a slow safety poll; a hint is never taken for a grant. SQLite's busy handler alone is unfair
- * (one process re-acquires over and over while others starve); the queue hands the lease over
- * in arrival order on both backends. Polls are reads, so waiting costs no fsyncs; the ticket
- * is refreshed every second so a dead waiter stops blocking the line within TICKET_TTL_MS.
+ * `--wait`: take a ticket (carrying the owner and the TTL), then re-read until a release has
+ * granted the lease to it (grant at release: see LeaseStore.release), or until the scope is
+ * free with no live waiter ahead, and only then try the (writing) acquisition. Re-reads happen
+ * when the store hints that something changed (a release, a noted expiry, a waiter leaving:
+ * `store.leases.watch`), at the holder's expiry, and on a slow safety poll; a hint is never
+ * taken for a grant, only a read is. SQLite's busy handler alone is unfair (one process
+ * re-acquires over and over while others starve); the queue hands the lease over in arrival
+ * order on both backends. Polls are reads, so waiting costs no fsyncs; the ticket is refreshed
+ * every second so a dead waiter stops blocking the line within TICKET_TTL_MS (or, if a release
+ * granted it the lease meanwhile, once that lease has expired and been taken over).
  *
  * An expired lease in the way is never waited out: the waiter first in line runs the takeover
  * procedure (`onExpired`) on each poll until the owner is shown dead or the wait ends.
@@ -83,7 +88,7 @@ export async function waitInQueue(
     ticket =
       queued ??
       (await retryTransient(
-        () => store.leases.enqueue(req.scope, TICKET_TTL_MS, owner),
+        () => store.leases.enqueue(req.scope, TICKET_TTL_MS, owner, req.timing.ttlMs),
         deadline,
         options.signal,
       ));
@@ -98,11 +103,6 @@ export async function waitInQueue(
   let reportedAt = -Infinity;
   let expiryNoted = first.reason === "expired" ? first.holder?.token : undefined;
   let won = false;
-  // Named first in line by a release, or first at the last read and a hint came since: the
-  // lease was most likely released to us, so try the acquisition (which checks the line
-  // itself) without reading first.
-  let firstInLine = false;
-  let direct = false;
   /** Progress for the caller (`quiesce run --wait` prints it): what is in the way. */
   const report = (now: number, left: number) => {
     if (!options.onWait) return;
@@ -132,33 +132,38 @@ export async function waitInQueue(
         Math.min(pause, Math.max(0, deadline - readClock().mono)),
         options.signal,
       );
-      direct = watch.named > 0;
     }
     for (;;) {
       const now = readClock().mono;
       const hintsSeen = watch.hints; // before the read: a hint after it ends the next sleep
-      const namedSeen = watch.named;
       let holderExpiresInMs = Infinity;
       try {
         if (now - refreshedAt >= TICKET_TTL_MS / 3) {
           await store.leases.refreshTicket(ticket, TICKET_TTL_MS);
           refreshedAt = now;
         }
-        if (direct) {
-          const begun = readClock();
-          const r = await store.leases.acquire({
-            scope: req.scope,
-            ttlMs: req.timing.ttlMs,
-            owner,
-            ticket,
-          });
-          if (r.ok) {
-            won = true;
-            return { ok: true, lease: r.lease, start: begun };
-          }
-        }
+        const sent = readClock();
         const p = await store.leases.peek(req.scope, ticket);
-        firstInLine = p.waitersAhead === 0;
+        if (p.granted && p.holder) {
+          // A release handed us the lease (grant at release). Its window starts when the
+          // store stamped the grant, not at this read (I4).
+          const start = grantedStart(sent, p.now, p.holder.acquiredAt);
+          const budget = {
+            renewedAt: start,
+            budgetMs: req.timing.ttlMs - req.timing.safetyMarginMs,
+          };
+          if (remainingValidity(budget, readClock()) > 0) {
+            won = true;
+            return { ok: true, lease: p.holder, start };
+          }
+          // Seen too late to be of use (this process was stopped or starved for about a TTL):
+          // hand it back, and wait again at the end of the line.
+          await store.leases.dequeue(ticket);
+          ticket = await store.leases.enqueue(req.scope, TICKET_TTL_MS, owner, req.timing.ttlMs);
+          watch.setTicket(ticket);
+          refreshedAt = readClock().mono;
+          continue;
+        }
         const start = readClock();
         if (p.free && p.waitersAhead === 0) {
           const r = await store.leases.acquire({
@@ -223,8 +228,6 @@ export async function waitInQueue(
       const pause = Math.min(poll, Math.max(1, holderExpiresInMs + 1), Math.max(1, refreshIn));
       if (backoffMs > 0) await sleep(Math.min(backoffMs, left), options.signal);
       else await watch.next(hintsSeen, Math.min(pause, left), options.signal);
-      // Named by a release as first in line, or first at the last read and hinted since.
-      direct = watch.named > namedSeen || (firstInLine && watch.hints > hintsSeen);
     }
   } finally {
     watch.close();

@@ -1,5 +1,5 @@
 import type { EventRecord } from "../domain/event.js";
-import type { LeaseRecord, TakeoverRecord } from "../domain/lease.js";
+import type { LeaseOwner, LeaseRecord, TakeoverRecord } from "../domain/lease.js";
 
 /**
  * Both backends select leases and events under these column names, with times already as
@@ -32,24 +32,43 @@ function json(v: string | Record<string, unknown> | null | undefined): unknown {
   return typeof v === "string" ? JSON.parse(v) : v;
 }
 
+/** The owner columns, as both a lease row and a place in line (a grantable ticket) have them. */
+export type OwnerColumns = Pick<
+  LeaseRow,
+  | "run_id"
+  | "system"
+  | "host"
+  | "pid"
+  | "pid_start"
+  | "boot_id"
+  | "child_pid"
+  | "child_pid_start"
+  | "command"
+  | "note"
+>;
+
+export function ownerFromRow(row: OwnerColumns): LeaseOwner {
+  return {
+    runId: row.run_id ?? "",
+    system: row.system ?? "quiesce",
+    host: row.host ?? "",
+    pid: row.pid,
+    pidStart: row.pid_start,
+    bootId: row.boot_id,
+    childPid: row.child_pid,
+    childPidStart: row.child_pid_start,
+    command: row.command,
+    note: row.note,
+  };
+}
+
 /** A released scope has a row (it keeps the token counter) but no lease. */
 export function leaseFromRow(row: LeaseRow | undefined | null): LeaseRecord | null {
   if (!row || !row.held) return null;
   return {
     scope: row.scope,
     token: Number(row.token),
-    owner: {
-      runId: row.run_id ?? "",
-      system: row.system ?? "quiesce",
-      host: row.host ?? "",
-      pid: row.pid,
-      pidStart: row.pid_start,
-      bootId: row.boot_id,
-      childPid: row.child_pid,
-      childPidStart: row.child_pid_start,
-      command: row.command,
-      note: row.note,
-    },
+    owner: ownerFromRow(row),
     ttlMs: Number(row.ttl_ms ?? 0),
     acquiredAt: Number(row.acquired_at ?? 0),
     heartbeatAt: Number(row.heartbeat_at ?? 0),

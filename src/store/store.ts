@@ -61,8 +61,15 @@ export interface LeaseStore {
    */
   renew(items: readonly RenewItem[]): Promise<RenewOutcome>;
 
-  /** Releases only if `token` is current and the lease has not expired (a zombie's late release
-   * is refused). Records `lease.released` or `lease.release_rejected` in the same commit. */
+  /**
+   * Releases only if `token` is current and the lease has not expired (a zombie's late release
+   * is refused). Records `lease.released` or `lease.release_rejected` in the same commit.
+   *
+   * Grant at release: when the oldest live ticket in line carries a lease TTL (see `enqueue`),
+   * the same commit hands it the lease (token + 1, the ticket's owner, a `lease.acquired`
+   * event) and takes the ticket out of line. Its waiter learns this by reading (`peek`'s
+   * `granted`), never from a hint: one durable commit per contended handoff, not two.
+   */
   release(req: ReleaseRequest): Promise<ReleaseOutcome>;
 
   /**
@@ -114,16 +121,29 @@ export interface LeaseStore {
    * reported; at most once per token, whoever calls. */
   noteExpiry(scope: string, token: number): Promise<void>;
 
-  /** Joins the scope's wait queue (fair handoff for `--wait`); returns the ticket. */
+  /**
+   * Joins the scope's wait queue (fair handoff for `--wait`); returns the ticket. The ticket
+   * carries the whole owner and the TTL the lease is wanted for, so that a release can grant
+   * it the lease (see `release`).
+   */
   enqueue(
     scope: string,
     waiterTtlMs: number,
-    owner: Pick<LeaseOwner, "runId" | "host" | "pid">,
+    owner: LeaseOwner,
+    leaseTtlMs: number,
   ): Promise<number>;
   /** Keeps a ticket alive; a waiter that stops refreshing drops out of line after its TTL. */
   refreshTicket(ticket: number, waiterTtlMs: number): Promise<boolean>;
+  /**
+   * Leaves the line. A lease granted to the ticket meanwhile (the waiter gave up as the
+   * release came) is handed back: released, with a `lease.released` event, so that a grant
+   * nobody will use never blocks the scope until its TTL runs out.
+   */
   dequeue(ticket: number): Promise<void>;
-  /** A read-only look: is the scope free, and how many live waiters are ahead of `ticket`? */
+  /**
+   * A read-only look: is the scope free, how many live waiters are ahead of `ticket`, and
+   * was the current lease granted to `ticket` (then `holder` is the caller's own lease)?
+   */
   peek(scope: string, ticket: number | null): Promise<PeekResult>;
 
   /**
@@ -296,6 +316,8 @@ export interface PeekResult {
   holder: LeaseRecord | null;
   waitersAhead: number;
   now: number;
+  /** The lease `holder` was granted to the ticket asked about, by a release (grant at release). */
+  granted: boolean;
 }
 
 export interface EventFilter {

@@ -50,6 +50,8 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
       ttlMs = 10_000,
       ticket: number | null = null,
     ) => store.leases.acquire({ scope, ttlMs, owner: owner(runId), ticket });
+    const release = (store: Store, scope: string, token: number, runId: string) =>
+      store.leases.release({ scope, token, runId, host: "test-host", pid: 4242, reason: "done" });
 
     test("acquire takes a free scope with token 1 and stores the owner", () =>
       withStore("acq", async (store) => {
@@ -370,12 +372,37 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         }
       }));
 
+    test("a waiter leaving the line as the release comes never keeps a grant (separate connections)", () =>
+      withStore("leave-race", async (_store, url) => {
+        const [holderConn, waiterConn] = await Promise.all([openStore(url), openStore(url)]);
+        try {
+          for (let i = 0; i < 30; i++) {
+            const scope = `race-${i}`;
+            const held = await acquire(holderConn, scope, "holder");
+            assert.ok(held.ok);
+            const t = await waiterConn.leases.enqueue(scope, 5000, owner("leaving"), 10_000);
+            // Either order: the release first (a grant, handed back) or the leaving first.
+            const [rel] = await Promise.all([
+              release(holderConn, scope, held.lease.token, "holder"),
+              waiterConn.leases.dequeue(t),
+            ]);
+            assert.ok(rel.ok);
+            const p = await holderConn.leases.peek(scope, t);
+            assert.ok(p.free, `round ${i}: the lease was left with a waiter that had gone`);
+          }
+        } finally {
+          await holderConn.close();
+          await waiterConn.close();
+        }
+      }));
+
     test("the wait queue hands a free scope to the oldest live ticket", () =>
       withStore("queue", async (store) => {
-        const o = { runId: "w", host: "h", pid: 1 };
-        assert.ok((await acquire(store, "s", "holder")).ok);
-        const t1 = await store.leases.enqueue("s", 5000, o);
-        const t2 = await store.leases.enqueue("s", 5000, o);
+        // Free with tickets in line (no release to grant it): nobody may jump the line.
+        assert.ok((await acquire(store, "s", "before")).ok);
+        assert.ok((await release(store, "s", 1, "before")).ok);
+        const t1 = await store.leases.enqueue("s", 5000, owner("t1"), 10_000);
+        const t2 = await store.leases.enqueue("s", 5000, owner("t2"), 10_000);
         assert.ok(t2 > t1);
         assert.deepEqual(
           [
@@ -385,20 +412,8 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           ],
           [0, 1, 2],
         );
-        assert.ok(
-          (
-            await store.leases.release({
-              scope: "s",
-              token: 1,
-              runId: "holder",
-              host: "h",
-              pid: 1,
-              reason: "x",
-            })
-          ).ok,
-        );
         const p = await store.leases.peek("s", t2);
-        assert.ok(p.free && p.waitersAhead === 1);
+        assert.ok(p.free && p.waitersAhead === 1 && !p.granted);
         const jump = await acquire(store, "s", "t2", 10_000, t2);
         assert.ok(!jump.ok && jump.reason === "queued", "a later ticket cannot jump the line");
         const noTicket = await acquire(store, "s", "x");
@@ -408,11 +423,98 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         );
         const first = await acquire(store, "s", "t1", 10_000, t1);
         assert.ok(first.ok, "the oldest ticket gets it");
+        assert.equal(first.lease.token, 2, "the counter outlived the released lease (I2)");
         assert.equal(
           (await store.leases.peek("s", t2)).waitersAhead,
           0,
           "the winner's ticket left the queue",
         );
+      }));
+
+    test("a release hands the lease to the oldest live ticket in the same commit", () =>
+      withStore("grant", async (store) => {
+        const held = await acquire(store, "s", "holder");
+        assert.ok(held.ok);
+        const dead = await store.leases.enqueue("s", 100, owner("dead"), 10_000);
+        const t1 = await store.leases.enqueue("s", 5000, owner("t1", { note: "n1" }), 7000);
+        const t2 = await store.leases.enqueue("s", 5000, owner("t2"), 10_000);
+        await sleep(200); // the first ticket runs out: it is skipped, and purged
+        const before = await store.leases.peek("s", t1);
+        assert.ok((await release(store, "s", 1, "holder")).ok);
+        const mine = await store.leases.peek("s", t1);
+        assert.equal(mine.granted, true, "the oldest live ticket was granted the lease");
+        assert.equal(mine.free, false);
+        const lease = mine.holder!;
+        assert.equal(lease.token, 2, "a grant is an acquisition: the next token (I2)");
+        assert.equal(lease.owner.runId, "t1");
+        assert.equal(lease.owner.note, "n1");
+        assert.equal(lease.owner.pidStart, "123456", "the whole owner came with the ticket");
+        assert.equal(lease.ttlMs, 7000, "for the TTL the ticket asked for");
+        assert.ok(lease.acquiredAt >= before.now && lease.acquiredAt <= mine.now);
+        assert.equal(lease.expiresAt, lease.acquiredAt + 7000);
+        const other = await store.leases.peek("s", t2);
+        assert.ok(!other.granted && other.waitersAhead === 0, "the grantee left the line");
+        assert.equal((await store.leases.peek("s", null)).waitersAhead, 1, "only t2 waits");
+        assert.equal(await store.leases.refreshTicket(dead, 1000), false, "the dead one purged");
+        const jump = await acquire(store, "s", "t2", 10_000, t2);
+        assert.ok(!jump.ok && jump.reason === "held", "the granted lease is held (I1)");
+        const log = await store.events.list({ scope: "s" });
+        assert.deepEqual(
+          log.slice(-2).map((e) => [e.kind, e.token, e.runId]),
+          [
+            [EventKind.LeaseReleased, 1, "holder"],
+            [EventKind.LeaseAcquired, 2, "t1"],
+          ],
+          "the release, then the grant, in the log",
+        );
+        assert.match(
+          log.at(-1)!.message,
+          /^acquired with token 2 for 7s \(handed over by the release of token 1\)$/,
+        );
+        // A late release of the old token is refused and changes nothing.
+        assert.ok(!(await release(store, "s", 1, "holder")).ok);
+        assert.equal((await store.leases.peek("s", t1)).holder?.token, 2);
+        // The grantee releases like any holder, and grants on to the next.
+        assert.ok((await release(store, "s", 2, "t1")).ok);
+        const next = await store.leases.peek("s", t2);
+        assert.ok(next.granted && next.holder?.token === 3 && next.holder.owner.runId === "t2");
+        assert.equal((await store.leases.peek("s", t1)).granted, false, "t1's grant ended");
+      }));
+
+    test("a waiter leaving the line hands back a lease granted to it", () =>
+      withStore("hand-back", async (store) => {
+        assert.ok((await acquire(store, "s", "holder")).ok);
+        const t = await store.leases.enqueue("s", 5000, owner("gave-up"), 10_000);
+        assert.ok((await release(store, "s", 1, "holder")).ok);
+        assert.equal((await store.leases.peek("s", t)).granted, true);
+        await store.leases.dequeue(t);
+        const after = await store.leases.peek("s", t);
+        assert.ok(after.free && !after.granted, "nobody holds a grant its waiter will not use");
+        const log = await store.events.list({ scope: "s" });
+        assert.equal(log.at(-1)!.kind, EventKind.LeaseReleased);
+        assert.equal(log.at(-1)!.token, 2);
+        assert.equal(log.at(-1)!.runId, "gave-up");
+        const again = await acquire(store, "s", "next");
+        assert.ok(again.ok && again.lease.token === 3, "the counter kept (I2)");
+        // Leaving again (nothing left to delete) touches nobody's lease.
+        await store.leases.dequeue(t);
+        assert.equal((await store.leases.getLease("s")).lease?.token, 3);
+      }));
+
+    test("a release with no live ticket frees the scope, and a refused one grants nothing", () =>
+      withStore("no-grant", async (store) => {
+        assert.ok((await acquire(store, "s", "holder", 300)).ok);
+        const t = await store.leases.enqueue("s", 5000, owner("w"), 10_000);
+        assert.ok(!(await release(store, "s", 7, "zombie")).ok, "wrong token");
+        await sleep(400);
+        assert.ok(!(await release(store, "s", 1, "holder")).ok, "expired");
+        const p = await store.leases.peek("s", t);
+        assert.ok(!p.granted && p.holder?.token === 1, "still the expired lease, not granted");
+        await store.leases.dequeue(t);
+        assert.equal((await store.leases.getLease("s")).lease?.token, 1, "and left alone");
+        assert.ok((await acquire(store, "t", "x")).ok);
+        assert.ok((await release(store, "t", 1, "x")).ok);
+        assert.ok((await store.leases.peek("t", null)).free, "nobody waiting: simply free");
       }));
 
     test("a refused acquisition that asks to queue comes back with its place in line", () =>
@@ -439,18 +541,23 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
           ...{ host: "test-host", pid: 4242, reason: "done" },
         });
         assert.ok(rel.ok);
+        const first = await store.leases.peek("s", a.ticket);
+        assert.ok(first.granted, "the first ticket was granted the lease by the release");
+        assert.equal(
+          first.holder?.owner.runId,
+          "a",
+          "the ticket taken with the refusal has its owner",
+        );
+        assert.equal(first.holder?.ttlMs, 10_000, "and the TTL asked for");
         const jump = await acquire(store, "s", "b", 10_000, b.ticket);
-        assert.ok(!jump.ok && jump.reason === "queued", "the second ticket cannot jump the line");
-        const first = await acquire(store, "s", "a", 10_000, a.ticket);
-        assert.ok(first.ok, "the first ticket gets it");
+        assert.ok(!jump.ok && jump.reason === "held", "the second ticket cannot take it");
         assert.equal((await store.leases.peek("s", b.ticket)).waitersAhead, 0);
       }));
 
     test("a ticket that is not refreshed stops blocking the line", () =>
       withStore("queue-ttl", async (store) => {
-        const o = { runId: "w", host: "h", pid: 1 };
-        const dead = await store.leases.enqueue("s", 150, o);
-        const live = await store.leases.enqueue("s", 5000, o);
+        const dead = await store.leases.enqueue("s", 150, owner("w"), 10_000);
+        const live = await store.leases.enqueue("s", 5000, owner("w"), 10_000);
         assert.equal((await store.leases.peek("s", live)).waitersAhead, 1);
         await sleep(250);
         assert.equal((await store.leases.peek("s", live)).waitersAhead, 0);

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { Leases } from "../../src/lease/leases.js";
+import { readClock } from "../../src/process/clock.js";
 import { openStore } from "../../src/store/open-store.js";
-import type { ScopeWatch, Store } from "../../src/store/store.js";
+import type { LeaseStore, ScopeWatch, Store } from "../../src/store/store.js";
 import type { Backend } from "../support/backends.js";
 import { owner } from "./lease-store.contract.js";
 
@@ -37,7 +38,7 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
       assert.ok(w.live, "the watch never became live (no LISTEN connection, no wake file)");
     }
 
-    test("a release by another connection wakes a waiter, and the re-read finds it free", () =>
+    test("a release by another connection wakes a waiter, and the re-read finds its grant", () =>
       withTwo("wake", async (a, b) => {
         const held = await b.leases.acquire({
           scope: "s",
@@ -49,7 +50,7 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
         const w = a.leases.watch("s");
         try {
           await live(w);
-          const ticket = await a.leases.enqueue("s", 10_000, owner("waiter"));
+          const ticket = await a.leases.enqueue("s", 10_000, owner("waiter"), 10_000);
           const seen = w.hints;
           const rel = await b.leases.release({
             ...{ scope: "s", token: held.lease.token, runId: "holder" },
@@ -59,8 +60,13 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
           await w.next(seen, HINT_WAIT_MS);
           assert.ok(w.hints > seen, "no hint arrived for the release");
           const p = await a.leases.peek("s", ticket);
-          assert.equal(p.free, true);
-          assert.equal(p.waitersAhead, 0);
+          assert.equal(
+            p.granted,
+            true,
+            "the release granted the lease to the waiter first in line",
+          );
+          assert.equal(p.holder?.owner.runId, "waiter");
+          assert.equal(p.holder?.token, held.lease.token + 1);
         } finally {
           w.close();
         }
@@ -79,8 +85,8 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
         const second = a.leases.watch("s");
         try {
           await live(first);
-          first.setTicket(await a.leases.enqueue("s", 10_000, owner("first")));
-          second.setTicket(await a.leases.enqueue("s", 10_000, owner("second")));
+          first.setTicket(await a.leases.enqueue("s", 10_000, owner("first"), 10_000));
+          second.setTicket(await a.leases.enqueue("s", 10_000, owner("second"), 10_000));
           const seen = { first: first.hints, second: second.hints, named: first.named };
           const rel = await b.leases.release({
             ...{ scope: "s", token: held.lease.token, runId: "holder" },
@@ -118,7 +124,7 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
         try {
           await live(mine);
           mine.awaitTicket();
-          const t = await a.leases.enqueue("s", 10_000, owner("waiter"));
+          const t = await a.leases.enqueue("s", 10_000, owner("waiter"), 10_000);
           const seen = any.hints;
           assert.ok((await release(held.lease.token)).ok);
           await any.next(seen, HINT_WAIT_MS);
@@ -139,9 +145,9 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
         const behind = a.leases.watch("s");
         try {
           await live(ahead);
-          ahead.setTicket(await a.leases.enqueue("s", 10_000, owner("ahead")));
+          ahead.setTicket(await a.leases.enqueue("s", 10_000, owner("ahead"), 10_000));
           behind.awaitTicket();
-          const t = await a.leases.enqueue("s", 10_000, owner("behind"));
+          const t = await a.leases.enqueue("s", 10_000, owner("behind"), 10_000);
           const seen = ahead.hints;
           assert.ok((await release(again.lease.token)).ok);
           await ahead.next(seen, HINT_WAIT_MS);
@@ -170,7 +176,7 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
           await live(w);
           const seen = w.hints;
           const waiting = leases.tryAcquire("s", { wait: "1500ms", keepAlive: false });
-          const other = await b.leases.enqueue("s", 10_000, owner("other"));
+          const other = await b.leases.enqueue("s", 10_000, owner("other"), 10_000);
           await b.leases.dequeue(other);
           await w.next(seen, HINT_WAIT_MS);
           assert.ok(w.hints > seen, "leaving the line sent no hint");
@@ -180,6 +186,54 @@ export async function defineLeaseWakeupsContract(backend: Backend): Promise<void
         } finally {
           w.close();
         }
+      }));
+
+    test("a lease granted at release counts from the grant, not from when the waiter saw it (I4)", () =>
+      withTwo("grant-window", async (a, b) => {
+        const LATE_MS = 400;
+        // The waiter's store, except that every wake-up reaches it LATE_MS late (a starved or
+        // stopped process): the grant is then older than any request it sends after the hint.
+        const lateLeases = Object.create(a.leases) as LeaseStore;
+        lateLeases.watch = (scope: string) => {
+          const w = a.leases.watch(scope);
+          const lateWatch = Object.create(w) as ScopeWatch;
+          lateWatch.next = async (seen: number, ms: number, signal?: AbortSignal) => {
+            await w.next(seen, ms, signal);
+            await new Promise((r) => setTimeout(r, LATE_MS));
+          };
+          return lateWatch;
+        };
+        const late = Object.create(a, { leases: { value: lateLeases } }) as Store;
+        const held = await b.leases.acquire({
+          scope: "s",
+          ttlMs: 10_000,
+          owner: owner("holder"),
+          ticket: null,
+        });
+        assert.ok(held.ok);
+        const leases = new Leases(late);
+        const waiting = leases.tryAcquire("s", { wait: "60s", ttl: "10s", keepAlive: false });
+        for (let i = 0; i < 500 && (await b.leases.peek("s", null)).waitersAhead === 0; i++)
+          await new Promise((r) => setTimeout(r, 10));
+        await new Promise((r) => setTimeout(r, LATE_MS + 100)); // its first (late) wake-up spent
+        const rel = await b.leases.release({
+          ...{ scope: "s", token: held.lease.token, runId: "holder" },
+          ...{ host: "test-host", pid: 4242, reason: "done" },
+        });
+        assert.ok(rel.ok);
+        const r = await waiting;
+        assert.ok(r.ok, "the waiter did not get the lease");
+        assert.equal(r.lease.token, held.lease.token + 1, "granted at the release");
+        const storeNow = await b.now();
+        const left = r.lease.validityAt(readClock());
+        const sinceGrant = storeNow - r.lease.record.acquiredAt;
+        assert.ok(sinceGrant >= LATE_MS - 50, `the grant was only ${sinceGrant} ms old`);
+        const budget = r.lease.timing.ttlMs - r.lease.timing.safetyMarginMs;
+        assert.ok(
+          left <= budget - sinceGrant + 5,
+          `${left} ms left of ${budget}, though the grant is ${sinceGrant} ms old: the window started after the lease did`,
+        );
+        await r.lease.release("test");
       }));
 
     test("with every hint dropped, a waiter still gets the lease on its safety poll", async () => {

@@ -45,7 +45,8 @@ const WAKE_HEAD = wakeHead("$7");
 
 /**
  * $1 scope, $2 ticket, $3..$12 owner, $13 ttl_ms, $14 event detail, $15 the TTL as words,
- * $16 the TTL of a place in line to take if refused (null: none). One statement, one commit.
+ * $16 the TTL of a place in line to take if refused (null: none; the ticket carries the owner
+ * and $13, so that a release can grant it the lease). One statement, one commit.
  * One row either way: the lease won (`won`), or what was in the way, as PEEK reads it (the
  * lease row as of the statement's snapshot, and the waiters ahead), so a refusal costs no
  * second round trip.
@@ -63,7 +64,8 @@ acq AS (
       boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
       command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
       acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
-      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL
+      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL,
+      granted_ticket = NULL
    WHERE NOT l.held
   RETURNING l.*
 ),
@@ -84,8 +86,10 @@ quick AS (
    WHERE $16::bigint IS NOT NULL AND $2::bigint IS NULL AND NOT EXISTS (SELECT 1 FROM acq)
 ),
 enq AS (
-  INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
-  SELECT $1, $3, $5, $6, clock.now, clock.now + $16::bigint * interval '1 millisecond'
+  INSERT INTO quiesce_waiters (scope, run_id, system, host, pid, pid_start, boot_id, child_pid,
+      child_pid_start, command, note, lease_ttl_ms, lease_ttl_words, enqueued_at, expires_at)
+  SELECT $1, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint, $15::text, clock.now,
+         clock.now + $16::bigint * interval '1 millisecond'
     FROM clock, quick
   RETURNING id
 )
@@ -97,10 +101,12 @@ SELECT false, ${leaseColumns("l")}, quiesce_ms(clock.now), ${AHEAD}, (SELECT id 
   FROM clock LEFT JOIN quiesce_leases l ON l.scope = $1
  WHERE NOT EXISTS (SELECT 1 FROM acq)`;
 
-/** $1 scope, $2 ticket: the lease (if any row) and the queue ahead, at one instant. */
+/** $1 scope, $2 ticket: the lease (if any row), the queue ahead, and whether the lease was
+ * granted to the ticket, at one instant. */
 export const PEEK = `
 WITH clock AS (SELECT clock_timestamp() AS now)
-SELECT ${leaseColumns("l")}, quiesce_ms(clock.now) AS now, ${AHEAD} AS ahead
+SELECT ${leaseColumns("l")}, quiesce_ms(clock.now) AS now, ${AHEAD} AS ahead,
+       coalesce(l.held AND l.granted_ticket = $2::bigint, false) AS granted
   FROM clock LEFT JOIN quiesce_leases l ON l.scope = $1`;
 
 /** $1 scope, $2 token, $3 the wake-up channel: the first reader to find the lease past expiry
@@ -138,28 +144,106 @@ upd AS (
 )
 SELECT r.scope FROM r WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.scope = r.scope)`;
 
-/** $1 scope, $2 token, $3 run_id, $4 host, $5 pid, $6 reason, $7 the wake-up channel: waiters
- * are notified by the same statement, so the notice leaves at commit (pg-wakeups.ts); only if
- * there are any, as NOTIFY takes a database-wide lock at commit. */
+/**
+ * $1 scope, $2 token, $3 run_id, $4 host, $5 pid, $6 reason, $7 the wake-up channel.
+ *
+ * Grant at release: when the oldest live ticket carries a lease TTL, the same UPDATE that ends
+ * the lease starts the ticket's (token + 1, its owner, `granted_ticket`), its `lease.acquired`
+ * follows the `lease.released` in the log, and the ticket leaves the line: the next holder's
+ * lease is as durable as this release, with no commit of its own to wait for. Otherwise (no
+ * ticket, or one taken before grants existed) the scope is simply freed.
+ *
+ * Locks, in this order: the lease row (`cur`: a row lock before any ticket's, as every other
+ * writer of both takes them), then the head ticket. A waiter leaving the line at the same
+ * moment either deletes its ticket first (this statement then skips it and grants nothing) or
+ * waits for this commit and finds the grant to hand back (HAND_BACK).
+ *
+ * Whoever is first in line is notified, as "SCOPE TICKET" (see WakeBoard), in the same
+ * commit; NOTIFY takes a database-wide lock at commit, so only when someone waits.
+ */
 export const RELEASE = `
 WITH clock AS (SELECT clock_timestamp() AS now),
+cur AS (
+  SELECT l.scope FROM quiesce_leases l, clock
+   WHERE l.scope = $1 AND l.token = $2 AND l.held AND l.expires_at > clock.now
+  FOR UPDATE OF l
+),
+head AS (
+  SELECT w.* FROM quiesce_waiters w, clock
+   WHERE w.scope = (SELECT scope FROM cur) AND w.expires_at > clock.now
+   ORDER BY w.id LIMIT 1
+  FOR UPDATE OF w
+),
+g AS (SELECT * FROM head WHERE lease_ttl_ms IS NOT NULL),
+rel AS (
+  UPDATE quiesce_leases l
+     SET token = l.token + CASE WHEN g.id IS NULL THEN 0 ELSE 1 END, held = g.id IS NOT NULL,
+         run_id = g.run_id, system = g.system, host = g.host, pid = g.pid, pid_start = g.pid_start,
+         boot_id = g.boot_id, child_pid = g.child_pid, child_pid_start = g.child_pid_start,
+         command = g.command, note = g.note, ttl_ms = g.lease_ttl_ms,
+         acquired_at = CASE WHEN g.id IS NULL THEN NULL ELSE clock.now END,
+         heartbeat_at = CASE WHEN g.id IS NULL THEN NULL ELSE clock.now END,
+         expires_at = clock.now + g.lease_ttl_ms * interval '1 millisecond', expiry_reported = false,
+         prev_owner = NULL, takeover_evidence = NULL, granted_ticket = g.id
+    FROM cur, clock LEFT JOIN g ON true
+   WHERE l.scope = cur.scope
+  RETURNING l.scope, l.token, g.id AS granted, g.run_id, g.system, g.host, g.pid, g.command,
+            g.note, g.lease_ttl_ms, g.lease_ttl_words
+),
+ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, e.kind, $1, e.token, e.run_id, e.host, e.pid, e.message, e.detail
+    FROM rel, clock, LATERAL (
+      SELECT 1 AS ord, 'lease.released'::text AS kind, $2::bigint AS token, $3::text AS run_id,
+             $4::text AS host, $5::integer AS pid, 'released: ' || $6::text AS message,
+             jsonb_build_object('reason', $6::text) AS detail
+      UNION ALL
+      SELECT 2, 'lease.acquired', rel.token, rel.run_id, rel.host, rel.pid,
+             'acquired with token ' || rel.token || ' for ' || coalesce(rel.lease_ttl_words, rel.lease_ttl_ms || 'ms') ||
+             ' (handed over by the release of token ' || $2::bigint || ')',
+             jsonb_build_object('system', rel.system, 'ttlMs', rel.lease_ttl_ms, 'command', rel.command,
+                                'note', rel.note, 'ticket', rel.granted, 'grantedBy', $2::bigint)
+       WHERE rel.granted IS NOT NULL
+    ) AS e
+   ORDER BY e.ord
+),
+deq AS (
+  DELETE FROM quiesce_waiters w USING rel, clock
+   WHERE rel.granted IS NOT NULL AND w.scope = $1 AND (w.id = rel.granted OR w.expires_at <= clock.now)
+)
+SELECT count(*)::int AS n FROM rel
+  LEFT JOIN LATERAL (SELECT pg_notify($7::text, rel.scope || ' ' || h.id) FROM head h) AS wake ON true`;
+
+/**
+ * $1 ticket, $2 reason, $3 the wake-up channel: a waiter that left the line after a release had
+ * granted it the lease hands the lease back (released, the token counter kept; the event names
+ * the grantee, whose lease it was), and the line is woken. Run only when leaving found no
+ * ticket to delete.
+ */
+export const HAND_BACK = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+g AS (
+  SELECT l.scope, l.token, l.run_id, l.host, l.pid FROM quiesce_leases l
+   WHERE l.granted_ticket = $1::bigint AND l.held
+  FOR UPDATE OF l
+),
 rel AS (
   UPDATE quiesce_leases l
      SET held = false, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
          boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
          ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = false,
-         prev_owner = NULL, takeover_evidence = NULL
-    FROM clock
-   WHERE l.scope = $1 AND l.token = $2 AND l.held AND l.expires_at > clock.now
-  RETURNING l.scope
+         prev_owner = NULL, takeover_evidence = NULL, granted_ticket = NULL
+    FROM g
+   WHERE l.scope = g.scope AND l.token = g.token
+  RETURNING g.scope, g.token, g.run_id, g.host, g.pid
 ),
 ev AS (
   INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
-  SELECT clock.now, 'lease.released', $1, $2, $3, $4, $5, 'released: ' || $6::text,
-         jsonb_build_object('reason', $6::text)
+  SELECT clock.now, 'lease.released', rel.scope, rel.token, rel.run_id, rel.host, rel.pid,
+         'released: ' || $2::text, jsonb_build_object('reason', $2::text, 'ticket', $1::bigint)
     FROM rel, clock
 )
-SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (${WAKE_HEAD}) AS wake ON true`;
+SELECT count(*)::int AS n FROM rel LEFT JOIN LATERAL (SELECT pg_notify($3::text, rel.scope)) AS wake ON true`;
 
 /** The commands' pids of several leases (distinct scopes): $1 scopes, $2 tokens, $3 pids,
  * $4 start times; SET_CHILD for each. Returns the scopes written. */
@@ -214,7 +298,7 @@ tk AS (
          boot_id = $8, child_pid = $9, child_pid_start = $10, command = $11, note = $12, ttl_ms = $13::bigint,
          acquired_at = clock.now, heartbeat_at = clock.now,
          expires_at = clock.now + $13::bigint * interval '1 millisecond', expiry_reported = false,
-         prev_owner = $15::jsonb, takeover_evidence = $16::jsonb
+         prev_owner = $15::jsonb, takeover_evidence = $16::jsonb, granted_ticket = NULL
     FROM clock
    WHERE l.scope = $1 AND l.token = $14::bigint AND l.held
      AND (l.expires_at IS NULL OR l.expires_at <= clock.now) AND ${AHEAD} = 0
@@ -241,7 +325,7 @@ rel AS (
      SET held = false, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
          boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
          ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = false,
-         prev_owner = NULL, takeover_evidence = NULL
+         prev_owner = NULL, takeover_evidence = NULL, granted_ticket = NULL
     FROM clock
    WHERE l.scope = $1 AND l.token = $2 AND l.held AND (l.expires_at IS NULL OR l.expires_at <= clock.now)
   RETURNING l.scope
@@ -264,7 +348,6 @@ SELECT (SELECT quiesce_ms(at) FROM quiesce_events
          WHERE run_id = $1 AND scope = $3 AND token = $4 AND kind = 'lease.release_rejected'
          ORDER BY id DESC LIMIT 1) AS relinquished_at`;
 
-/** $1 ticket, $2 the wake-up channel: the next in line may be first now. */
 /**
  * The wait queue's writes commit without waiting for the WAL flush (synchronous_commit off for
  * that one transaction, set inside the statement). A place in line lost in a crash of the
@@ -273,17 +356,22 @@ SELECT (SELECT quiesce_ms(at) FROM quiesce_events
  */
 const NO_FLUSH_WAIT = `quick AS (SELECT set_config('synchronous_commit', 'off', true) AS off)`;
 
+/** $1 ticket, $2 the wake-up channel: the next in line may be first now. `n`: whether the
+ * ticket was still there (none: a release may have granted it the lease, see HAND_BACK). */
 export const DEQUEUE = `
 WITH ${NO_FLUSH_WAIT},
 d AS (DELETE FROM quiesce_waiters USING quick WHERE id = $1 RETURNING scope)
-SELECT pg_notify($2::text, d.scope) FROM d`;
+SELECT count(*)::int AS n FROM d LEFT JOIN LATERAL (SELECT pg_notify($2::text, d.scope)) AS wake ON true`;
 
-/** $1 scope, $2 run_id, $3 host, $4 pid, $5 the ticket's TTL (ms). */
+/** $1 scope, $2..$11 the owner (ACQUIRE's $3..$12), $12 the lease's TTL (ms), $13 the ticket's,
+ * $14 the lease's TTL in words. */
 export const ENQUEUE = `
 WITH ${NO_FLUSH_WAIT}
-INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
-SELECT $1::text, $2::text, $3::text, $4::integer, clock_timestamp(),
-       clock_timestamp() + $5::bigint * interval '1 millisecond' FROM quick
+INSERT INTO quiesce_waiters (scope, run_id, system, host, pid, pid_start, boot_id, child_pid,
+    child_pid_start, command, note, lease_ttl_ms, lease_ttl_words, enqueued_at, expires_at)
+SELECT $1::text, $2::text, $3::text, $4::text, $5::integer, $6::text, $7::text, $8::integer,
+       $9::text, $10::text, $11::text, $12::bigint, $14::text, clock_timestamp(),
+       clock_timestamp() + $13::bigint * interval '1 millisecond' FROM quick
 RETURNING id`;
 
 /** $1 ticket, $2 its TTL (ms). */

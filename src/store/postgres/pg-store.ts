@@ -9,6 +9,7 @@ import {
 } from "../../domain/event.js";
 import type { OwnerActivity } from "../../domain/probe-verdicts.js";
 import { fenceFailure } from "../../domain/fencing.js";
+import { handBackReason } from "../../domain/lease-grant.js";
 import type { LeaseOwner, LeaseRecord } from "../../domain/lease.js";
 import {
   eventFromRow,
@@ -54,7 +55,12 @@ import { PgWaves } from "./pg-waves.js";
 import { eventValues, inTransaction, prepareNamed, readArrays, readRows } from "./pg-tx.js";
 import { pgPrune } from "./pg-wave-admin.js";
 
-type PeekRow = LeaseRow & { now: number; ahead: number; expiry_reported: boolean | null };
+type PeekRow = LeaseRow & {
+  now: number;
+  ahead: number;
+  expiry_reported: boolean | null;
+  granted?: boolean;
+};
 
 /**
  * PostgreSQL backend: one database shared by agents on many hosts. Each operation is a single
@@ -200,7 +206,13 @@ export class PgStore implements Store, LeaseStore {
   async peek(scope: string, ticket: number | null): Promise<PeekResult> {
     const p = await this.peekRow(scope, ticket);
     const holder = leaseFromRow(p);
-    return { free: holder === null, holder, waitersAhead: p.ahead, now: p.now };
+    return {
+      free: holder === null,
+      holder,
+      waitersAhead: p.ahead,
+      now: p.now,
+      granted: p.granted === true,
+    };
   }
 
   async renew(items: readonly RenewItem[]): Promise<RenewOutcome> {
@@ -363,16 +375,17 @@ export class PgStore implements Store, LeaseStore {
   async enqueue(
     scope: string,
     waiterTtlMs: number,
-    owner: Pick<LeaseOwner, "runId" | "host" | "pid">,
+    owner: LeaseOwner,
+    leaseTtlMs: number,
   ): Promise<number> {
     const [r] = await this.q<{ id: number }>("join the wait queue", sql.ENQUEUE, [
       scope,
-      owner.runId,
-      owner.host,
-      owner.pid,
+      ...ownerArgs(owner),
+      leaseTtlMs,
       waiterTtlMs,
+      formatDuration(leaseTtlMs),
     ]);
-    return r!.id;
+    return Number(r!.id);
   }
 
   async refreshTicket(ticket: number, waiterTtlMs: number): Promise<boolean> {
@@ -381,7 +394,19 @@ export class PgStore implements Store, LeaseStore {
   }
 
   async dequeue(ticket: number): Promise<void> {
-    await this.q("leave the wait queue", sql.DEQUEUE, [ticket, this.wakeups.channel]);
+    const [r] = await this.q<{ n: number }>("leave the wait queue", sql.DEQUEUE, [
+      ticket,
+      this.wakeups.channel,
+    ]);
+    if (r!.n === 1) return;
+    // The ticket was gone: a release may have granted it the lease (or it ran out and was
+    // purged). This is a second statement, so that it sees a grant committed while the DELETE
+    // waited for that release's lock on the ticket.
+    await this.q("hand back a lease granted too late", sql.HAND_BACK, [
+      ticket,
+      handBackReason(ticket),
+      this.wakeups.channel,
+    ]);
   }
 
   async recordEvent(e: EventInput): Promise<void> {
@@ -492,6 +517,7 @@ prepareNamed({
   enqueue: sql.ENQUEUE,
   refresh_ticket: sql.REFRESH_TICKET,
   dequeue: sql.DEQUEUE,
+  hand_back: sql.HAND_BACK,
   get_state: sql.GET_STATE,
   now: sql.NOW,
 });

@@ -8,12 +8,15 @@ import {
 } from "../../domain/event.js";
 import type { OwnerActivity } from "../../domain/probe-verdicts.js";
 import { fenceFailure } from "../../domain/fencing.js";
+import { grantedMessage, handBackReason } from "../../domain/lease-grant.js";
 import type { LeaseOwner, LeaseRecord } from "../../domain/lease.js";
 import {
   eventFromRow,
   leaseFromListRow,
   leaseFromRow,
+  ownerFromRow,
   type EventRow,
+  type OwnerColumns,
   type LeaseListRow,
   type LeaseRow,
 } from "../rows.js";
@@ -130,7 +133,7 @@ export class SqliteStore implements Store, LeaseStore {
     // The place in line asked for with the refusal, in a transaction of its own: inside the
     // acquisition's it would commit with a disk flush (synchronous=FULL cannot be lowered inside
     // a transaction) and hold the write lock through it while the lease changes hands.
-    return { ...r, ticket: await this.enqueue(req.scope, req.queueTtlMs, req.owner) };
+    return { ...r, ticket: await this.enqueue(req.scope, req.queueTtlMs, req.owner, req.ttlMs) };
   }
 
   private acquireTx(req: AcquireRequest): Promise<AcquireOutcome> {
@@ -286,26 +289,51 @@ export class SqliteStore implements Store, LeaseStore {
 
   release(req: ReleaseRequest): Promise<ReleaseOutcome> {
     // Only a release somebody waits for writes the wake file (the uncontended cycle stays two
-    // commits and nothing else); the waiters' queue is read in the releasing transaction.
+    // commits and nothing else). Whether anyone waits is read before the transaction, because
+    // it decides how the commit is flushed, which cannot change inside a transaction; when the
+    // read cannot say, the commit is flushed.
+    const waiting = this.tx.hint(
+      "read the wait queue",
+      () => this.headTicket(req.scope, Date.now()) !== null,
+      true,
+    );
     const queued = { head: null as number | null };
-    return this.woken(this.releaseTx(req, queued), () => queued.head);
+    return this.woken(this.releaseTx(req, queued, waiting), () => queued.head);
   }
 
   /**
-   * Committed to the WAL without the fsync (synchronous=NORMAL), like a place in line: a
-   * release survives its process's crash (the WAL is written when this returns), and only a
-   * power cut or an OS crash can lose it. Then the lease comes back held by an owner of the
-   * previous boot, which the local-process probe proves dead (boot id), and it is taken over
-   * once its TTL has run out: what covers every uncontrolled exit (I7). Nothing that followed
-   * the release can outlive its loss: a later acquisition's commit fsyncs the WAL, and with it
-   * the release written before it, so tokens never go back (I2). What it saves is the fsync
-   * the next holder waits for: on a disk idle for the hold, 0.4-1 ms of every handoff.
+   * Nobody waiting: committed to the WAL without the fsync (synchronous=NORMAL), like a place
+   * in line. A release survives its process's crash (the WAL is written when this returns), and
+   * only a power cut or an OS crash can lose it. Then the lease comes back held by an owner of
+   * the previous boot, which the local-process probe proves dead (boot id), and it is taken
+   * over once its TTL has run out: what covers every uncontrolled exit (I7). Nothing that
+   * followed the release can outlive its loss: a later acquisition's commit fsyncs the WAL,
+   * and with it the release written before it, so tokens never go back (I2).
+   *
+   * Somebody waiting: grant at release, fsynced like any acquisition, since the commit hands
+   * the next token to the ticket first in line (its waiter reads it and goes on: a lost grant
+   * would give that token out twice). One fsync per handoff instead of a release and then an
+   * acquisition. A ticket that joined the line after the read is only woken, not granted.
    */
-  private releaseTx(req: ReleaseRequest, queued: { head: number | null }): Promise<ReleaseOutcome> {
-    return this.tx.writeUnsynced("release a lease", (now): ReleaseOutcome => {
-      const changed = this.q.release.run(req.scope, req.token, now).changes;
+  private releaseTx(
+    req: ReleaseRequest,
+    queued: { head: number | null },
+    grant: boolean,
+  ): Promise<ReleaseOutcome> {
+    const commit = (now: number): ReleaseOutcome => {
+      const head = grant
+        ? (this.q.headWaiter.get(req.scope, now) as WaiterRow | undefined)
+        : undefined;
+      const grantee = head?.lease_ttl_ms != null ? head : undefined;
+      const changed = grantee
+        ? this.q.grantLease.run({
+            scope: req.scope,
+            token: req.token,
+            ticket: grantee.id,
+            ...ownerParams(ownerFromRow(grantee), grantee.lease_ttl_ms!, now),
+          }).changes
+        : this.q.release.run(req.scope, req.token, now).changes;
       if (changed === 1) {
-        queued.head = this.headTicket(req.scope, now);
         this.insertEvent(now, {
           kind: EventKind.LeaseReleased,
           scope: req.scope,
@@ -316,6 +344,8 @@ export class SqliteStore implements Store, LeaseStore {
           message: `released: ${req.reason}`,
           detail: { reason: req.reason },
         });
+        if (grantee) this.granted(grantee, req.token, now);
+        queued.head = grantee ? grantee.id : this.headTicket(req.scope, now);
         return { ok: true };
       }
       const current = leaseFromRow(this.q.getLease.get(req.scope) as LeaseRow | undefined);
@@ -331,6 +361,34 @@ export class SqliteStore implements Store, LeaseStore {
         detail: { reason, currentToken: current?.token ?? null },
       });
       return { ok: false, reason, current, now };
+    };
+    return grant
+      ? this.write("release a lease", commit)
+      : this.tx.writeUnsynced("release a lease", commit);
+  }
+
+  /** After grantLease: the ticket leaves the line, and the new lease is logged. */
+  private granted(w: WaiterRow, releasedToken: number, now: number): void {
+    const token = releasedToken + 1;
+    const ttlMs = w.lease_ttl_ms!;
+    this.q.deleteWaiter.run(w.id);
+    this.q.purgeWaiters.run(w.scope, now);
+    this.insertEvent(now, {
+      kind: EventKind.LeaseAcquired,
+      scope: w.scope,
+      token,
+      runId: w.run_id,
+      host: w.host,
+      pid: w.pid,
+      message: grantedMessage(token, ttlMs, releasedToken),
+      detail: {
+        system: w.system,
+        ttlMs,
+        command: w.command,
+        note: w.note,
+        ticket: w.id,
+        grantedBy: releasedToken,
+      },
     });
   }
 
@@ -421,15 +479,26 @@ export class SqliteStore implements Store, LeaseStore {
   enqueue(
     scope: string,
     waiterTtlMs: number,
-    owner: Pick<LeaseOwner, "runId" | "host" | "pid">,
+    owner: LeaseOwner,
+    leaseTtlMs: number,
   ): Promise<number> {
-    // A place in line needs no fsync: a power cut that loses it took its waiter down too.
+    // A place in line needs no fsync: a power cut that loses it took its waiter down too. (A
+    // grant to it is fsynced, and with it the ticket written before.)
     return this.tx.writeUnsynced("join the wait queue", (now) => {
+      const o = ownerParams(owner, leaseTtlMs, now);
       const r = this.q.enqueue.run({
         scope,
-        run_id: owner.runId,
-        host: owner.host,
-        pid: owner.pid,
+        run_id: o.run_id,
+        system: o.system,
+        host: o.host,
+        pid: o.pid,
+        pid_start: o.pid_start,
+        boot_id: o.boot_id,
+        child_pid: o.child_pid,
+        child_pid_start: o.child_pid_start,
+        command: o.command,
+        note: o.note,
+        lease_ttl_ms: leaseTtlMs,
         now,
         expires_at: now + waiterTtlMs,
       });
@@ -447,8 +516,32 @@ export class SqliteStore implements Store, LeaseStore {
   dequeue(ticket: number): Promise<void> {
     // The next in line may be first now: wake it rather than let it wait for its poll.
     return this.woken(
-      this.tx.writeUnsynced("leave the wait queue", () => {
-        this.q.deleteWaiter.run(ticket);
+      this.tx.writeUnsynced("leave the wait queue", (now) => {
+        if (this.q.deleteWaiter.run(ticket).changes === 1) return;
+        // Gone: a release may have granted it the lease, which nobody will use now. Handed back
+        // like any release (see releaseTx), so that it does not block the scope for its TTL.
+        const g = this.q.grantedTo.get(ticket) as
+          | {
+              scope: string;
+              token: number;
+              run_id: string | null;
+              host: string | null;
+              pid: number | null;
+            }
+          | undefined;
+        if (!g) return;
+        this.q.handBack.run(g.scope, g.token);
+        const reason = handBackReason(ticket);
+        this.insertEvent(now, {
+          kind: EventKind.LeaseReleased,
+          scope: g.scope,
+          token: g.token,
+          runId: g.run_id,
+          host: g.host,
+          pid: g.pid,
+          message: `released: ${reason}`,
+          detail: { reason, ticket },
+        });
       }),
       () => "all",
     );
@@ -460,12 +553,15 @@ export class SqliteStore implements Store, LeaseStore {
       return this.db
         .transaction((): PeekResult => {
           const now = Date.now();
-          const holder = leaseFromRow(this.q.getLease.get(scope) as LeaseRow | undefined);
+          const row = this.q.getLease.get(scope) as
+            (LeaseRow & { granted_ticket: number | null }) | undefined;
+          const holder = leaseFromRow(row);
           return {
             free: holder === null,
             holder,
             waitersAhead: this.countAhead(scope, ticket, now),
             now,
+            granted: holder !== null && ticket !== null && row!.granted_ticket === ticket,
           };
         })
         .deferred();
@@ -552,6 +648,14 @@ export class SqliteStore implements Store, LeaseStore {
     }
     return Promise.resolve();
   }
+}
+
+/** A place in line, as read back (see the migration that added grants). */
+interface WaiterRow extends OwnerColumns {
+  id: number;
+  scope: string;
+  /** Null: a ticket taken before grants existed, never granted. */
+  lease_ttl_ms: number | null;
 }
 
 /** The owner and timing columns an acquisition or a takeover writes. */

@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import type { EventInput } from "../../domain/event.js";
-import { BusyWait, setPragma } from "./busy-wait.js";
+import { BusyWait, isBusy, setPragma } from "./busy-wait.js";
 import { sqliteError } from "./open-sqlite.js";
 
 /**
@@ -57,6 +57,21 @@ export class SqliteTx {
       return this.write(doing, fn);
     } finally {
       setPragma(this.db, "synchronous = FULL");
+    }
+  }
+
+  /**
+   * A single read whose answer only chooses how to write next (SqliteStore.release: whether
+   * anyone waits, which decides the commit's flush). It runs in whatever busy mode the
+   * connection is in, as switching it costs two pragmas; a WAL reader is refused as busy only
+   * in rare moments (another connection recovering the WAL index), and then `ifBusy` answers.
+   */
+  hint<T>(doing: string, fn: () => T, ifBusy: T): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (isBusy(e)) return ifBusy;
+      throw sqliteError(e, this.location, doing);
     }
   }
 

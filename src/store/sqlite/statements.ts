@@ -40,7 +40,8 @@ export function prepareStatements(db: Database.Database): Statements {
         boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
         command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
         acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
-        expires_at = excluded.expires_at, expiry_reported = 0, prev_owner = NULL, takeover_evidence = NULL`),
+        expires_at = excluded.expires_at, expiry_reported = 0, prev_owner = NULL, takeover_evidence = NULL,
+        granted_ticket = NULL`),
     // The takeover compare-and-swap: only the stale token, only once it has expired.
     takeOver: () =>
       db.prepare(`
@@ -48,7 +49,8 @@ export function prepareStatements(db: Database.Database): Statements {
          SET token = token + 1, held = 1, run_id = :run_id, system = :system, host = :host, pid = :pid,
              pid_start = :pid_start, boot_id = :boot_id, child_pid = :child_pid, child_pid_start = :child_pid_start,
              command = :command, note = :note, ttl_ms = :ttl_ms, acquired_at = :now, heartbeat_at = :now,
-             expires_at = :expires_at, expiry_reported = 0, prev_owner = :prev_owner, takeover_evidence = :evidence
+             expires_at = :expires_at, expiry_reported = 0, prev_owner = :prev_owner, takeover_evidence = :evidence,
+             granted_ticket = NULL
        WHERE scope = :scope AND token = :stale_token AND held = 1 AND (expires_at IS NULL OR expires_at <= :now)`),
     releaseStale: () =>
       db.prepare(`
@@ -56,7 +58,7 @@ export function prepareStatements(db: Database.Database): Statements {
          SET held = 0, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
              boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
              ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = 0,
-             prev_owner = NULL, takeover_evidence = NULL
+             prev_owner = NULL, takeover_evidence = NULL, granted_ticket = NULL
        WHERE scope = ? AND token = ? AND held = 1 AND (expires_at IS NULL OR expires_at <= ?)`),
     lastActivity: () =>
       db.prepare(`
@@ -92,8 +94,30 @@ export function prepareStatements(db: Database.Database): Statements {
          SET held = 0, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
              boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
              ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = 0,
-             prev_owner = NULL, takeover_evidence = NULL
+             prev_owner = NULL, takeover_evidence = NULL, granted_ticket = NULL
        WHERE scope = ? AND token = ? AND held = 1 AND expires_at > ?`),
+    // Grant at release: the release of :token hands the lease to the ticket first in line.
+    grantLease: () =>
+      db.prepare(`
+      UPDATE quiesce_leases
+         SET token = token + 1, held = 1, run_id = :run_id, system = :system, host = :host, pid = :pid,
+             pid_start = :pid_start, boot_id = :boot_id, child_pid = :child_pid, child_pid_start = :child_pid_start,
+             command = :command, note = :note, ttl_ms = :ttl_ms, acquired_at = :now, heartbeat_at = :now,
+             expires_at = :expires_at, expiry_reported = 0, prev_owner = NULL, takeover_evidence = NULL,
+             granted_ticket = :ticket
+       WHERE scope = :scope AND token = :token AND held = 1 AND expires_at > :now`),
+    grantedTo: () =>
+      db.prepare(
+        "SELECT scope, token, run_id, host, pid FROM quiesce_leases WHERE granted_ticket = ? AND held = 1",
+      ),
+    handBack: () =>
+      db.prepare(`
+      UPDATE quiesce_leases
+         SET held = 0, run_id = NULL, system = NULL, host = NULL, pid = NULL, pid_start = NULL,
+             boot_id = NULL, child_pid = NULL, child_pid_start = NULL, command = NULL, note = NULL,
+             ttl_ms = NULL, acquired_at = NULL, heartbeat_at = NULL, expires_at = NULL, expiry_reported = 0,
+             prev_owner = NULL, takeover_evidence = NULL, granted_ticket = NULL
+       WHERE scope = ? AND token = ? AND held = 1`),
     setChild: () =>
       db.prepare(`
       UPDATE quiesce_leases SET child_pid = :child_pid, child_pid_start = :child_pid_start
@@ -117,10 +141,15 @@ export function prepareStatements(db: Database.Database): Statements {
     headTicket: () =>
       db.prepare(`
       SELECT min(id) AS id FROM quiesce_waiters WHERE scope = ? AND expires_at > ?`),
+    headWaiter: () =>
+      db.prepare(`
+      SELECT * FROM quiesce_waiters WHERE scope = ? AND expires_at > ? ORDER BY id LIMIT 1`),
     enqueue: () =>
       db.prepare(`
-      INSERT INTO quiesce_waiters (scope, run_id, host, pid, enqueued_at, expires_at)
-      VALUES (:scope, :run_id, :host, :pid, :now, :expires_at)`),
+      INSERT INTO quiesce_waiters (scope, run_id, system, host, pid, pid_start, boot_id, child_pid,
+        child_pid_start, command, note, lease_ttl_ms, enqueued_at, expires_at)
+      VALUES (:scope, :run_id, :system, :host, :pid, :pid_start, :boot_id, :child_pid,
+        :child_pid_start, :command, :note, :lease_ttl_ms, :now, :expires_at)`),
     refreshWaiter: () => db.prepare("UPDATE quiesce_waiters SET expires_at = ? WHERE id = ?"),
     deleteWaiter: () => db.prepare("DELETE FROM quiesce_waiters WHERE id = ?"),
     purgeWaiters: () =>
@@ -165,6 +194,10 @@ export type StatementName =
   | "getState"
   | "countAhead"
   | "headTicket"
+  | "headWaiter"
+  | "grantLease"
+  | "grantedTo"
+  | "handBack"
   | "enqueue"
   | "refreshWaiter"
   | "deleteWaiter"
