@@ -133,7 +133,22 @@ export class SqliteStore implements Store, LeaseStore {
     // The place in line asked for with the refusal, in a transaction of its own: inside the
     // acquisition's it would commit with a disk flush (synchronous=FULL cannot be lowered inside
     // a transaction) and hold the write lock through it while the lease changes hands.
-    return { ...r, ticket: await this.enqueue(req.scope, req.queueTtlMs, req.owner, req.ttlMs) };
+    const ticket = await this.enqueue(req.scope, req.queueTtlMs, req.owner, req.ttlMs);
+    // A release between the refusal and the ticket found nobody in line and woke nobody; the
+    // waiter, told "held", would sleep until its safety poll. Told the holder is gone, it reads
+    // again at once.
+    if (r.reason === "held" && r.holder && !(await this.stillHeld(req.scope, r.holder.token))) {
+      return { ok: false, reason: "queued", holder: null, now: r.now, waitersAhead: 0, ticket };
+    }
+    return { ...r, ticket };
+  }
+
+  /** Whether `scope` is still held under `token`. */
+  private stillHeld(scope: string, token: number): Promise<boolean> {
+    return this.run("read a lease", () => {
+      const row = this.q.getLease.get(scope) as LeaseRow | undefined;
+      return leaseFromRow(row)?.token === token;
+    });
   }
 
   private acquireTx(req: AcquireRequest): Promise<AcquireOutcome> {
