@@ -6,6 +6,7 @@ import { EventKind } from "../domain/event.js";
 import { Leases } from "../lease/leases.js";
 import { hostIdentity } from "../process/process-identity.js";
 import { openStore } from "../store/open-store.js";
+import type { StoreCloseOptions } from "../store/store.js";
 
 /** How long a command waits at exit for alerts still being delivered. */
 const ALERT_FLUSH_MS = 5000;
@@ -93,9 +94,9 @@ export async function openSession(
 }
 
 /** Waits (bounded) for alerts in flight, then releases what is held and closes the store. */
-export async function closeSession(s: Session): Promise<void> {
+export async function closeSession(s: Session, store: StoreCloseOptions = {}): Promise<void> {
   await s.alerter.flush(ALERT_FLUSH_MS).catch(() => undefined);
-  await s.leases.close().catch(() => undefined);
+  await s.leases.close(undefined, store).catch(() => undefined);
 }
 
 /** Opens, runs `fn`, always closes. */

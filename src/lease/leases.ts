@@ -10,7 +10,7 @@ import {
 } from "../domain/lease.js";
 import { validateScope } from "../domain/names.js";
 import type { TakeoverDecision, TakeoverPolicy } from "../domain/takeover-policy.js";
-import type { AcquireOutcome, EventFilter, Store } from "../store/store.js";
+import type { AcquireOutcome, EventFilter, Store, StoreCloseOptions } from "../store/store.js";
 import { waitForRespected } from "./respect.js";
 import { type AlertEmitter, TakeoverProcedure } from "./takeover.js";
 import { type AcquireOptions, resolveAcquire, type ResolvedAcquire } from "./acquire-options.js";
@@ -321,9 +321,10 @@ export class Leases implements AsyncDisposable {
 
   /**
    * Releases every lease still held (I7), stops the keeper and closes the store. Idempotent.
-   * Releases that fail are reported together after the others were tried.
+   * Releases that fail are reported together after the others were tried. `store` is passed to
+   * the store's close (the CLI says there that the process exits next).
    */
-  async close(reason = "holder shut down"): Promise<void> {
+  async close(reason = "holder shut down", store: StoreCloseOptions = {}): Promise<void> {
     const errors: unknown[] = [];
     for (const l of [...this.held]) {
       await l.release(reason).catch((e: unknown) => errors.push(e));
@@ -339,7 +340,7 @@ export class Leases implements AsyncDisposable {
     this.outbox.close();
     // A store cut off by a partition would hold the exit for its query timeouts (15 s on
     // PostgreSQL): there is nothing left to say to it, so stop waiting after a moment.
-    await within(this.store.close(), storeDown ? 200 : STORE_CLOSE_MS);
+    await within(this.store.close(store), storeDown ? 200 : STORE_CLOSE_MS);
     if (errors.length > 0) throw errors[0];
   }
 

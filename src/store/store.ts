@@ -39,7 +39,16 @@ export interface Store {
   /** StoreInfo's `replication` alone (the check asks it on every run, /metrics every scrape):
    * undefined where there is none to judge (SQLite). */
   replication(): Promise<ReplicationVerdict | undefined>;
-  close(): Promise<void>;
+  close(options?: StoreCloseOptions): Promise<void>;
+}
+
+export interface StoreCloseOptions {
+  /**
+   * The process ends right after, with process.exit() (the CLI). SQLite then leaves its
+   * write-ahead log for the next process instead of folding it into the database file: see
+   * SqliteStore.close. The store must not be used again, and the process must exit.
+   */
+  processExits?: boolean;
 }
 
 /**

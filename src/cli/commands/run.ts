@@ -136,7 +136,8 @@ export function registerRun(program: Command): void {
       }
       exitCode = r.exitCode;
     } finally {
-      await closeSession(session);
+      // process.exit follows at once: SQLite may leave its log for the next run (Store.close).
+      await closeSession(session, { processExits: true });
       startupMark("store closed");
     }
     process.exit(exitCode);
