@@ -9,6 +9,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { benchFlags } from "./lib/flags.js";
 import { fmt, table } from "./lib/report.js";
 import { REPO } from "./lib/results.js";
 
@@ -21,8 +22,8 @@ interface ResultFile {
   verdicts: { section: string; backend: string; target: string; value: number; pass: boolean }[];
 }
 
-const onlyAt = process.argv.indexOf("--only");
-const only = onlyAt >= 0 ? (process.argv[onlyAt + 1] ?? "").split(",") : null;
+const flag = benchFlags(`usage: npm run bench [-- --only ${BENCHES.join(",")}]`, ["--only"]);
+const only = flag("--only")?.split(",") ?? null;
 const unknown = only?.filter((n) => !(BENCHES as readonly string[]).includes(n)) ?? [];
 if (unknown.length > 0) {
   process.stderr.write(`bench: no benchmark named ${unknown.join(", ")} (${BENCHES.join(", ")})\n`);

@@ -21,12 +21,12 @@ import {
   type BackendResult,
   type Figure,
 } from "./journal/measure.js";
+import { benchFlags } from "./lib/flags.js";
 
-const argv = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = argv.indexOf(name);
-  return i === -1 ? undefined : argv[i + 1];
-};
+const flag = benchFlags(
+  "usage: node dist/bench/journal.js [--seconds N] [--backend sqlite|postgres|all]",
+  ["--seconds", "--backend"],
+);
 const seconds = Number(flag("--seconds") ?? 3);
 const which = flag("--backend") ?? "all";
 if (!(seconds > 0) || !["sqlite", "postgres", "all"].includes(which)) {

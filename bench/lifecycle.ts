@@ -13,11 +13,13 @@ import { join } from "node:path";
 import { benchDir } from "./lib/bench-env.js";
 import { fmt, judge, table, verdicts } from "./lib/report.js";
 import { REPO, writeResults } from "./lib/results.js";
+import { benchFlags } from "./lib/flags.js";
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
+const flag = benchFlags(
+  "usage: node dist/bench/lifecycle.js [--runs 7] [--ttl 1000] [--grace 500]",
+  ["--runs", "--ttl", "--grace"],
+);
+const arg = (name: string, fallback: string) => flag(`--${name}`) ?? fallback;
 const RUNS = Number(arg("runs", "7"));
 const TTL = Number(arg("ttl", "1000"));
 const GRACE = Number(arg("grace", "500"));

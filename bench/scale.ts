@@ -26,12 +26,12 @@ import { sizeFigures, type Profile, type SizeFigures } from "./scale/figures.js"
 import { KeeperFleet } from "./scale/fleet.js";
 import { printScale } from "./scale/scale-report.js";
 import { ServerWatch } from "./scale/server-watch.js";
+import { benchFlags } from "./lib/flags.js";
 
-const argv = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = argv.indexOf(name);
-  return i === -1 ? undefined : argv[i + 1];
-};
+const flag = benchFlags(
+  "usage: node dist/bench/scale.js [--procs N] [--sizes 1000,5000] [--window S] [--profiles default,fast] [--fillfactor 10..100]",
+  ["--procs", "--sizes", "--window", "--profiles", "--fillfactor"],
+);
 const procs = Number(flag("--procs") ?? 4);
 const sizes = (flag("--sizes") ?? "1000,5000,10000").split(",").map(Number);
 const windowS = Number(flag("--window") ?? 30);

@@ -27,13 +27,13 @@ import type { Store } from "../src/store/store.js";
 import { dropPgSchema, pgStoreUrl, pgUnreachable } from "./lib/bench-env.js";
 import { fmt, judge, table, verdicts } from "./lib/report.js";
 import { REPO, writeResults } from "./lib/results.js";
+import { benchFlags } from "./lib/flags.js";
 
 type Backend = "sqlite" | "postgres";
-const argv = process.argv.slice(2);
-const arg = (flag: string) => {
-  const i = argv.indexOf(flag);
-  return i >= 0 ? argv[i + 1] : undefined;
-};
+const arg = benchFlags("usage: node dist/bench/serve.js [--backend sqlite|postgres] [--leases N]", [
+  "--backend",
+  "--leases",
+]);
 const backends: Backend[] =
   arg("--backend") === "sqlite" || arg("--backend") === "postgres"
     ? [arg("--backend") as Backend]

@@ -14,11 +14,10 @@ import { performance } from "node:perf_hooks";
 import { benchDir } from "./lib/bench-env.js";
 import { fmt, judge, note, table, verdicts } from "./lib/report.js";
 import { REPO, writeResults } from "./lib/results.js";
+import { benchFlags } from "./lib/flags.js";
 
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
+const flag = benchFlags("usage: node dist/bench/startup.js [--rounds 21]", ["--rounds"]);
+const arg = (name: string, fallback: string) => flag(`--${name}`) ?? fallback;
 const ROUNDS = Math.max(15, Number(arg("rounds", "21")));
 const CLI = join(REPO, "bin", "quiesce.js");
 const startedAt = new Date();

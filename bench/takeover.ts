@@ -14,12 +14,14 @@ import { benchDir, pgUnreachable } from "./lib/bench-env.js";
 import { fmt, judge, note, progress, table, verdicts } from "./lib/report.js";
 import { writeResults } from "./lib/results.js";
 import { exited, nextLine, startScript } from "./takeover/processes.js";
+import { benchFlags } from "./lib/flags.js";
 
 const POLL_MS = 50; // the library's default --wait poll interval
-const arg = (name: string, fallback: string) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? (process.argv[i + 1] ?? fallback) : fallback;
-};
+const flag = benchFlags(
+  "usage: node dist/bench/takeover.js [--kills 50] [--ttl 2000] [--backend sqlite|postgres|all]",
+  ["--kills", "--ttl", "--backend"],
+);
+const arg = (name: string, fallback: string) => flag(`--${name}`) ?? fallback;
 const KILLS = Number(arg("kills", "50"));
 // 2 s: proper-lockfile raises any `stale` below 2 s to 2 s, and the baseline uses stale = TTL.
 const TTL = Number(arg("ttl", "2000"));

@@ -22,12 +22,12 @@ import { benchDir, pgQuery, pgUnreachable } from "./lib/bench-env.js";
 import { probeFsyncRate } from "./lib/fsync-probe.js";
 import { fmt, judge, note, table, verdicts } from "./lib/report.js";
 import { REPO, writeResults } from "./lib/results.js";
+import { benchFlags } from "./lib/flags.js";
 
-const argv = process.argv.slice(2);
-const flag = (name: string) => {
-  const i = argv.indexOf(name);
-  return i === -1 ? undefined : argv[i + 1];
-};
+const flag = benchFlags(
+  "usage: node dist/bench/wave.js [--hosts N] [--batch N|P%] [--concurrency N] [--spawn-hosts N] [--backend sqlite|postgres|all]",
+  ["--hosts", "--batch", "--concurrency", "--spawn-hosts", "--backend"],
+);
 const hosts = Number(flag("--hosts") ?? 10_000);
 const batch = flag("--batch") ?? "10%";
 const concurrency = Number(flag("--concurrency") ?? 32);

@@ -20,6 +20,10 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     sections: [...SECTIONS],
     pgUrl: process.env.QUIESCE_BENCH_PG_URL || "postgres://postgres@127.0.0.1:5432/test",
   };
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -46,9 +50,9 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
   return out;
 }
 
+const USAGE = `usage: node dist/bench/lease-cycle.js [--seconds N] [--backend sqlite|postgres|all] [--only ${SECTIONS.join(",")}]`;
+
 function usage(why: string): never {
-  process.stderr.write(
-    `lease-cycle: ${why}\nusage: node dist/bench/lease-cycle.js [--seconds N] [--backend sqlite|postgres|all] [--only ${SECTIONS.join(",")}]\n`,
-  );
+  process.stderr.write(`lease-cycle: ${why}\n${USAGE}\n`);
   process.exit(2);
 }
