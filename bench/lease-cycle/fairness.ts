@@ -116,7 +116,10 @@ function perAcquisition(
  * longer than that, so among them the order is whose first write landed first, which the
  * log does not show. Every later wait starts right after the process's own release.
  */
-function overtakes(log: Acquisition[]): { maxOvertakes: number; slowestReleaseMs: number } {
+export function overtakes(log: readonly Acquisition[]): {
+  maxOvertakes: number;
+  slowestReleaseMs: number;
+} {
   let maxOvertakes = 0;
   let longest = -1;
   let slowestReleaseMs = NaN;

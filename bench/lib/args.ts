@@ -1,4 +1,6 @@
 /** Command line of `node dist/bench/lease-cycle.js [--seconds N] [--backend B] [--only S]`. */
+import { benchFlags } from "./flags.js";
+
 export type BackendName = "sqlite" | "postgres";
 export type SectionName = "throughput" | "fairness" | "heartbeat";
 
@@ -20,28 +22,22 @@ export function parseArgs(argv: readonly string[]): BenchArgs {
     sections: [...SECTIONS],
     pgUrl: process.env.QUIESCE_BENCH_PG_URL || "postgres://postgres@127.0.0.1:5432/test",
   };
-  if (argv.includes("--help") || argv.includes("-h")) {
-    process.stdout.write(`${USAGE}\n`);
-    process.exit(0);
+  const flag = benchFlags(USAGE, ["--seconds", "--backend", "--only"], argv);
+  const seconds = flag("--seconds");
+  if (seconds !== undefined) {
+    if (!(Number(seconds) > 0)) usage(`--seconds: ${seconds} is not a positive number`);
+    out.seconds = Number(seconds);
   }
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = argv[i + 1];
-    if (flag === "--seconds" && value !== undefined && Number(value) > 0) {
-      out.seconds = Number(value);
-    } else if (flag === "--backend" && (value === "sqlite" || value === "postgres")) {
-      out.backends = [value];
-    } else if (flag === "--backend" && value === "all") {
-      out.backends = ["sqlite", "postgres"];
-    } else if (flag === "--only" && value !== undefined) {
-      const wanted = value.split(",");
-      const bad = wanted.filter((s) => !SECTIONS.includes(s as SectionName));
-      if (bad.length > 0) usage(`--only: unknown section ${bad.join(", ")}`);
-      out.sections = wanted as SectionName[];
-    } else {
-      usage(`unexpected argument ${flag ?? ""}`);
-    }
-    i++;
+  const backend = flag("--backend");
+  if (backend === "sqlite" || backend === "postgres") out.backends = [backend];
+  else if (backend !== undefined && backend !== "all")
+    usage(`--backend: ${backend} is not sqlite, postgres or all`);
+  const only = flag("--only");
+  if (only !== undefined) {
+    const wanted = only.split(",");
+    const bad = wanted.filter((s) => !SECTIONS.includes(s as SectionName));
+    if (bad.length > 0) usage(`--only: unknown section ${bad.join(", ")}`);
+    out.sections = wanted as SectionName[];
   }
   const host = new URL(out.pgUrl).hostname;
   if (!["127.0.0.1", "localhost", "::1", "[::1]"].includes(host)) {

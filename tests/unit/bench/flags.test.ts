@@ -17,7 +17,7 @@ process.stdout.write(JSON.stringify({ n: f("--n") ?? null, backend: f("--backend
 }
 
 test("known flags give their values, absent ones nothing", () => {
-  const r = parse("--backend", "postgres");
+  const r = parse("--backend=postgres");
   assert.equal(r.code, 0, r.err);
   assert.deepEqual(JSON.parse(r.out), { n: null, backend: "postgres" });
 });
@@ -30,10 +30,10 @@ test("--help prints the usage and exits 0", () => {
 
 test("an unknown flag, a missing value or a stray word is refused with the usage", () => {
   for (const [argv, why] of [
-    [["--backnd", "postgres"], /unexpected argument --backnd/],
-    [["--n"], /--n needs a value/],
-    [["--n", "--backend", "sqlite"], /--n needs a value/],
-    [["postgres"], /unexpected argument postgres/],
+    [["--backnd", "postgres"], /Unknown option '--backnd'/],
+    [["--n"], /Option '--n <value>' argument missing/],
+    [["--n", "--backend", "sqlite"], /Option '--n' argument is ambiguous/],
+    [["postgres"], /Unexpected argument 'postgres'/],
   ] as const) {
     const r = parse(...argv);
     assert.equal(r.code, 2, JSON.stringify(argv));
