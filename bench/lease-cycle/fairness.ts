@@ -39,6 +39,9 @@ export interface FairnessResult {
   /** Where a cycle goes: the hold as slept (the timer's slack included), and release(). */
   meanHoldMs: number;
   meanReleaseMs: number;
+  /** release() alone, and the whole handoff (end of one hold to the next holder's start). */
+  release: Quantiles;
+  handoff: Quantiles;
   /** pg_advisory_lock's handoff in the same run (the reference), if PostgreSQL is reachable. */
   reference: HandoffReference | null;
   /** The disk right after the run: an fsync after a hold's worth of idle, and back to back. */
@@ -90,6 +93,18 @@ export async function measureFairness(
   const results = await Promise.all(done);
   const disk = await probeIdleFsync(dir, HOLD_MS);
   return { ...analyse(t.backend, seconds, results), reference, disk };
+}
+
+export interface Quantiles {
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+function quantiles(values: number[]): Quantiles {
+  const s = [...values].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99) };
 }
 
 /** Store calls of all contenders, by method, per acquisition. */
@@ -192,6 +207,8 @@ function analyse(
     p90IdleGapMs: gapAt(0.9),
     meanHoldMs: meanOf((a) => a.heldUntil - a.acquiredAt),
     meanReleaseMs: meanOf((a) => a.releasedAt - a.heldUntil),
+    release: quantiles(log.map((a) => a.releasedAt - a.heldUntil)),
+    handoff: quantiles(log.slice(1).map((a, i) => a.acquiredAt - log[i]!.heldUntil)),
     perProcess,
     callsPerAcquisition: perAcquisition(results, log.length),
     cpuMsPerAcquisition: results.reduce((s, r) => s + r.cpuMs, 0) / Math.max(1, log.length),
@@ -274,6 +291,9 @@ export function printFairness(r: FairnessResult): void {
   );
   note(
     `a cycle, mean: ${fmt(1000 / r.perSec, 2)} ms = hold ${fmt(r.meanHoldMs, 2)} ms (sleep ${r.holdMs} ms and the timer's slack) + release() ${fmt(r.meanReleaseMs, 2)} ms + idle ${fmt(r.meanIdleGapMs, 2)} ms`,
+  );
+  note(
+    `release() median ${fmt(r.release.p50, 2)}, p90 ${fmt(r.release.p90, 2)}, p99 ${fmt(r.release.p99, 2)} ms; handoff (end of a hold to the next holder's start) median ${fmt(r.handoff.p50, 2)}, p90 ${fmt(r.handoff.p90, 2)}, p99 ${fmt(r.handoff.p99, 2)} ms`,
   );
   note(
     `the disk just after: an fsync after ${r.disk.pauseMs} ms idle (what each handoff's first commit follows) ${fmt(r.disk.idleMedianUs)} us median, ${fmt(r.disk.idleP90Us)} us p90; back to back ${fmt(r.disk.hotMedianUs)} us`,
