@@ -1,6 +1,7 @@
 import type { Alert } from "../domain/alert.js";
 import { formatDuration } from "../domain/duration.js";
 import { type AlertSink, errorMessage } from "./alert-sink.js";
+import { monoMs } from "../process/clock.js";
 
 export type AlertDeliveryStatus = "delivered" | "failed" | "abandoned";
 
@@ -123,7 +124,7 @@ export class Alerter {
     const d: Delivery = {
       sink,
       alert,
-      startedAt: performance.now(),
+      startedAt: monoMs(),
       controller,
       settled: false,
       done: Promise.resolve(),
@@ -144,7 +145,7 @@ export class Alerter {
       sink: d.sink.name,
       alert: d.alert,
       status,
-      elapsedMs: Math.round(performance.now() - d.startedAt),
+      elapsedMs: Math.round(monoMs() - d.startedAt),
     };
     if (error) report.error = errorMessage(error);
     this.#reports.push(report);

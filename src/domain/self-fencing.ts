@@ -12,7 +12,7 @@
  * went backwards gives no extra time.
  */
 export interface ClockReading {
-  /** Monotonic milliseconds (performance.now()). */
+  /** Monotonic milliseconds (monoMs() in src/process/clock.ts). */
   mono: number;
   /** Wall-clock epoch milliseconds (Date.now()). */
   wall: number;

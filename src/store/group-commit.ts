@@ -1,4 +1,5 @@
 import type { JournalResult, JournalWrite } from "./journal-store.js";
+import { monoMs } from "../process/clock.js";
 
 interface Pending<W, R> {
   write: W;
@@ -40,7 +41,7 @@ export class GroupCommit<W = JournalWrite, R = JournalResult> {
   private flushing = false;
   /** The last commit carried one write and no other write arrived while it was made. */
   private lone = false;
-  /** When the event loop last had a turn between two commits (performance.now()). */
+  /** When the event loop last had a turn between two commits (monoMs()). */
   private yieldedAt = 0;
   /** Commits made and writes carried, for benchmarks and tests. */
   commits = 0;
@@ -58,11 +59,11 @@ export class GroupCommit<W = JournalWrite, R = JournalResult> {
   private schedule(): void {
     if (this.scheduled || this.flushing || this.queue.length === 0) return;
     this.scheduled = true;
-    if (this.lone && performance.now() - this.yieldedAt < YIELD_EVERY_MS) {
+    if (this.lone && monoMs() - this.yieldedAt < YIELD_EVERY_MS) {
       queueMicrotask(() => void this.flush());
     } else {
       setImmediate(() => {
-        this.yieldedAt = performance.now();
+        this.yieldedAt = monoMs();
         void this.flush();
       });
     }

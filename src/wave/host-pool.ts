@@ -1,4 +1,5 @@
 import type { Notifier } from "../process/notifier.js";
+import { monoMs } from "../process/clock.js";
 
 /**
  * The hosts an agent works on at once. Each finished host wakes whoever waits on `changes`
@@ -30,7 +31,7 @@ export class HostPool<T> {
     work: () => Promise<T>,
     done: (r: { ok: true; value: T } | { ok: false; error: unknown }, ms: number) => void,
   ): void {
-    const since = performance.now();
+    const since = monoMs();
     this.running.set(host, { group, since });
     const task = work().then(
       (value) => ({ ok: true as const, value }),
@@ -39,7 +40,7 @@ export class HostPool<T> {
     const t: Promise<void> = task.then((r) => {
       this.running.delete(host);
       this.tasks.delete(t);
-      done(r, performance.now() - since);
+      done(r, monoMs() - since);
       this.changes.notify();
     });
     this.tasks.add(t);

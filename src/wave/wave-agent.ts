@@ -22,6 +22,7 @@ import { PatchProvider } from "./patch-provider.js";
 import { storedSettings, type ResolvedRun } from "./run-options.js";
 import type { WaveControl } from "./wave-control.js";
 import type { WaveWriter } from "./wave-writer.js";
+import { monoMs } from "../process/clock.js";
 
 export type WaveRunOutcome = "completed" | "stopped" | "halted" | "not_acquired" | "lease_lost";
 
@@ -150,7 +151,7 @@ export class WaveAgent {
 
   snapshot(): WaveSnapshot {
     const counts = this.counts();
-    const now = performance.now();
+    const now = monoMs();
     const remaining = counts.pending + counts.running + counts.unfinished + counts.skipped;
     return {
       wave: this.writer.wave.name,

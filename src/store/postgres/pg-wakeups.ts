@@ -3,6 +3,7 @@ import pg from "pg";
 import { WakeBoard } from "../wake-board.js";
 import type { ScopeWatch } from "../store.js";
 import type { PgTarget } from "./pg-connection.js";
+import { monoMs } from "../../process/clock.js";
 
 /** Keep the LISTEN connection this long after the last waiter left (a process that waits in a
  * loop would otherwise reconnect for every wait). */
@@ -79,7 +80,7 @@ export class PgWakeups {
 
   private ensure(): void {
     if (this.closed || this.client || this.connecting) return;
-    if (performance.now() - this.lastFailure < RETRY_MS) return;
+    if (monoMs() - this.lastFailure < RETRY_MS) return;
     this.connecting = this.connect().finally(() => (this.connecting = null));
   }
 
@@ -89,7 +90,7 @@ export class PgWakeups {
       if (this.client !== client) return;
       this.client = null;
       this.listening = false;
-      this.lastFailure = performance.now();
+      this.lastFailure = monoMs();
       client.end().catch(() => undefined);
     };
     client.on("error", lost);

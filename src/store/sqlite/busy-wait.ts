@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { monoMs } from "../../process/clock.js";
 
 /** SQLITE_BUSY or SQLITE_LOCKED (and their extended codes): another connection has the lock. */
 export function isBusy(e: unknown): boolean {
@@ -69,7 +70,7 @@ export class BusyWait {
    */
   run<T>(begin: (inside: () => void) => T): T {
     if (this.timeoutMs <= 0) return begin(() => undefined);
-    const started = performance.now();
+    const started = monoMs();
     let pauseMs = FIRST_PAUSE_MS;
     for (;;) {
       let begun = false;
@@ -83,7 +84,7 @@ export class BusyWait {
         });
       } catch (e) {
         // A refusal inside the transaction is not the BEGIN's: it stands.
-        if (begun || !isBusy(e) || performance.now() - started >= this.timeoutMs) throw e;
+        if (begun || !isBusy(e) || monoMs() - started >= this.timeoutMs) throw e;
       }
       sleepSync(pauseMs);
       pauseMs = Math.min(LONGEST_PAUSE_MS, pauseMs * 2);
