@@ -78,15 +78,18 @@ const noop: CommandRunner = async (o) => {
 /** Statements sent to PostgreSQL (each a round trip; BEGIN and COMMIT count): every pool and
  * client query goes through Client.prototype.query. Zero on SQLite. */
 let roundTrips = 0;
-/** PostgreSQL batches the commands' pids of hosts started together (pg-child-pids.ts): the
- * statements that record them, which are its setChild commits. */
+/** PostgreSQL batches the commands' pids of hosts started together (pg-child-pids.ts), and
+ * their acquisitions (pg-acquisitions.ts): the statements that make them, which are its
+ * setChild and acquire commits. */
 let childStatements = 0;
+let acquireStatements = 0;
 // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its client below
 const clientQuery = pg.Client.prototype.query as (this: pg.Client, ...a: unknown[]) => unknown;
 pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
   roundTrips++;
   const name = (a[0] as { name?: string } | null)?.name;
   if (name === "quiesce_set_child" || name === "quiesce_set_children") childStatements++;
+  if (name === "quiesce_acquire" || name === "quiesce_acquire_many") acquireStatements++;
   return clientQuery.apply(this, a);
 } as typeof pg.Client.prototype.query;
 
@@ -103,6 +106,7 @@ const createMs = performance.now() - t;
 for (const k of Object.keys(commits) as (keyof typeof commits)[]) commits[k] = 0;
 roundTrips = 0;
 childStatements = 0;
+acquireStatements = 0;
 const cpu0 = process.cpuUsage();
 t = performance.now();
 const r = await runWave(leases, {
@@ -116,8 +120,12 @@ const r = await runWave(leases, {
 const ms = performance.now() - t;
 const cpu = process.cpuUsage(cpu0);
 const trips = roundTrips;
-// On PostgreSQL a commit records the pids of all the hosts that started together.
-if (trips > 0) commits.setChild = childStatements;
+// On PostgreSQL one commit records the pids (and one the acquisitions) of the hosts that
+// started together.
+if (trips > 0) {
+  commits.setChild = childStatements;
+  commits.acquire = acquireStatements;
+}
 await leases.close();
 if (r.outcome !== "completed" || r.counts?.succeeded !== hosts)
   throw new Error(`the wave did not complete: ${r.summary}`);

@@ -8,3 +8,5 @@ import { defineLeaseVersionsContract } from "./lease-versions.contract.js";
 await defineLeaseVersionsContract(sqliteBackend);
 import { defineLeaseChildPidsContract } from "./lease-child-pids.contract.js";
 await defineLeaseChildPidsContract(sqliteBackend);
+import { defineLeaseAcquireTogetherContract } from "./lease-acquire-together.contract.js";
+await defineLeaseAcquireTogetherContract(sqliteBackend);

@@ -101,6 +101,85 @@ SELECT false, ${leaseColumns("l")}, quiesce_ms(clock.now), ${AHEAD}, (SELECT id 
   FROM clock LEFT JOIN quiesce_leases l ON l.scope = $1
  WHERE NOT EXISTS (SELECT 1 FROM acq)`;
 
+/** Live tickets ahead of ticket `ticket` (or all, when null) for `scope`, as of `clock`. */
+function aheadOf(scope: string, ticket: string): string {
+  return `(SELECT count(*)::int FROM quiesce_waiters w
+            WHERE w.scope = ${scope} AND w.expires_at > clock.now AND (${ticket} IS NULL OR w.id < ${ticket}))`;
+}
+
+/**
+ * ACQUIRE for several scopes at once (distinct scopes; a wave's hosts starting together), one
+ * row in each of the arrays per acquisition: $1 scopes, $2 tickets, $3..$12 the owners' columns
+ * (as ACQUIRE's), $13 ttl_ms, $14 event details (JSON text), $15 TTLs in words, $16 the TTLs of
+ * a place in line to take if refused. Each acquisition is decided as ACQUIRE decides it, and
+ * answers with ACQUIRE's row plus `ord`, its place in the arrays (from 1).
+ *
+ * Rows are inserted in scope order, so two of these statements lock the lease rows they share
+ * in the same order (every other writer locks one lease row, then tickets). The places in line
+ * commit without the WAL flush only when nothing was acquired: an acquisition must be durable.
+ */
+export const ACQUIRE_MANY = `
+WITH clock AS (SELECT clock_timestamp() AS now),
+r AS (
+  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::integer[],
+                       $7::text[], $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[],
+                       $13::bigint[], $14::text[], $15::text[], $16::bigint[])
+    WITH ORDINALITY AS r(scope, ticket, run_id, system, host, pid, pid_start, boot_id, child_pid,
+                         child_pid_start, command, note, ttl_ms, detail, ttl_words, queue_ttl_ms, ord)
+),
+acq AS (
+  INSERT INTO quiesce_leases AS l (scope, token, held, run_id, system, host, pid, pid_start, boot_id,
+      child_pid, child_pid_start, command, note, ttl_ms, acquired_at, heartbeat_at, expires_at, expiry_reported)
+  SELECT r.scope, 1, true, r.run_id, r.system, r.host, r.pid, r.pid_start, r.boot_id, r.child_pid,
+         r.child_pid_start, r.command, r.note, r.ttl_ms,
+         clock.now, clock.now, clock.now + r.ttl_ms * interval '1 millisecond', false
+    FROM r, clock WHERE ${aheadOf("r.scope", "r.ticket")} = 0
+   ORDER BY r.scope
+  ON CONFLICT (scope) DO UPDATE SET token = l.token + 1, held = true, run_id = excluded.run_id,
+      system = excluded.system, host = excluded.host, pid = excluded.pid, pid_start = excluded.pid_start,
+      boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
+      command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
+      acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
+      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL,
+      granted_ticket = NULL
+   WHERE NOT l.held
+  RETURNING l.*
+),
+deq AS (
+  DELETE FROM quiesce_waiters w USING acq, r, clock
+   WHERE r.scope = acq.scope AND w.scope = acq.scope AND (w.id = r.ticket OR w.expires_at <= clock.now)
+),
+ev AS (
+  INSERT INTO quiesce_events (at, kind, scope, token, run_id, host, pid, message, detail)
+  SELECT clock.now, 'lease.acquired', acq.scope, acq.token, acq.run_id, acq.host, acq.pid,
+         'acquired with token ' || acq.token || ' for ' || r.ttl_words, r.detail::jsonb
+    FROM acq JOIN r ON r.scope = acq.scope, clock
+   ORDER BY r.ord
+),
+quick AS (
+  SELECT set_config('synchronous_commit', 'off', true) AS off WHERE NOT EXISTS (SELECT 1 FROM acq)
+),
+enq AS (
+  INSERT INTO quiesce_waiters (scope, run_id, system, host, pid, pid_start, boot_id, child_pid,
+      child_pid_start, command, note, lease_ttl_ms, lease_ttl_words, enqueued_at, expires_at)
+  SELECT r.scope, r.run_id, r.system, r.host, r.pid, r.pid_start, r.boot_id, r.child_pid,
+         r.child_pid_start, r.command, r.note, r.ttl_ms, r.ttl_words, clock.now,
+         clock.now + r.queue_ttl_ms * interval '1 millisecond'
+    FROM r CROSS JOIN clock LEFT JOIN quick ON true
+   WHERE r.queue_ttl_ms IS NOT NULL AND r.ticket IS NULL
+     AND NOT EXISTS (SELECT 1 FROM acq WHERE acq.scope = r.scope)
+   ORDER BY r.ord
+  RETURNING id, scope
+)
+SELECT r.ord, true AS won, ${leaseColumns("acq")}, quiesce_ms(clock.now) AS now, 0 AS ahead,
+       NULL::bigint AS ticket
+  FROM r JOIN acq ON acq.scope = r.scope, clock
+UNION ALL
+SELECT r.ord, false, ${leaseColumns("l")}, quiesce_ms(clock.now), ${aheadOf("r.scope", "r.ticket")},
+       (SELECT enq.id FROM enq WHERE enq.scope = r.scope)
+  FROM r CROSS JOIN clock LEFT JOIN quiesce_leases l ON l.scope = r.scope
+ WHERE NOT EXISTS (SELECT 1 FROM acq WHERE acq.scope = r.scope)`;
+
 /** $1 scope, $2 ticket: the lease (if any row), the queue ahead, and whether the lease was
  * granted to the ticket, at one instant. */
 export const PEEK = `

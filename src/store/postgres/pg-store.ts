@@ -45,6 +45,7 @@ import type {
   ScopeWatch,
 } from "../store.js";
 import { clientConfig, createPool, parsePgUrl, pgError, type PgTarget } from "./pg-connection.js";
+import { acquisitions, type AcquireParams } from "./pg-acquisitions.js";
 import { childPids } from "./pg-child-pids.js";
 import { readLeasesSince } from "./pg-lease-versions.js";
 import { PgWakeups } from "./pg-wakeups.js";
@@ -61,6 +62,7 @@ type PeekRow = LeaseRow & {
   expiry_reported: boolean | null;
   granted?: boolean;
 };
+type AcquireRow = PeekRow & { won: boolean; ticket: string | null };
 
 /**
  * PostgreSQL backend: one database shared by agents on many hosts. Each operation is a single
@@ -87,6 +89,9 @@ export class PgStore implements Store, LeaseStore {
   private readonly children = childPids(
     (doing, text, params) => this.q(doing, text, params),
     (scope, token) => this.refusal(scope, token),
+  );
+  private readonly acquiring = acquisitions<AcquireRow>((doing, text, params) =>
+    this.q(doing, text, params),
   );
   private closed = false;
 
@@ -142,7 +147,7 @@ export class PgStore implements Store, LeaseStore {
       command: o.command,
       note: o.note,
     });
-    const params = [
+    const params: AcquireParams = [
       req.scope,
       req.ticket,
       ...ownerArgs(o),
@@ -151,20 +156,16 @@ export class PgStore implements Store, LeaseStore {
       formatDuration(req.ttlMs),
       req.ticket === null ? (req.queueTtlMs ?? null) : null,
     ];
-    const [row] = await this.q<PeekRow & { won: boolean; ticket: string | null }>(
-      "acquire a lease",
-      sql.ACQUIRE,
-      params,
-    );
-    let p: PeekRow = row!;
-    if (row!.won) return { ok: true, lease: leaseFromRow(p)!, now: p.now };
+    const row = await this.acquiring.submit(params);
+    let p: PeekRow = row;
+    if (row.won) return { ok: true, lease: leaseFromRow(p)!, now: p.now };
     // A place in line, when asked for; `waitersAhead` counts those ahead of it.
-    const queued = row!.ticket === null ? {} : { ticket: Number(row!.ticket) };
+    const queued = row.ticket === null ? {} : { ticket: Number(row.ticket) };
     // Refused, yet the statement's snapshot shows the scope free with nobody ahead: another
     // acquisition committed after the snapshot was taken (the conflict check sees it, the
     // snapshot does not). Read again to name the holder.
     if (!p.held && p.ahead === 0) {
-      p = await this.peekRow(req.scope, row!.ticket === null ? req.ticket : Number(row!.ticket));
+      p = await this.peekRow(req.scope, row.ticket === null ? req.ticket : Number(row.ticket));
     }
     const holder = leaseFromRow(p);
     if (!holder) {
@@ -503,6 +504,7 @@ export class PgStore implements Store, LeaseStore {
 // The lease hot paths run as named prepared statements.
 prepareNamed({
   acquire: sql.ACQUIRE,
+  acquire_many: sql.ACQUIRE_MANY,
   peek: sql.PEEK,
   renew: sql.RENEW,
   release: sql.RELEASE,
