@@ -139,6 +139,55 @@ export async function defineLeaseAcquireTogetherContract(backend: Backend): Prom
         await loc.cleanup();
       }
     });
+
+    test("two agents acquiring the same scopes together, in opposite orders: one winner each, no deadlock", async () => {
+      const loc = backend.prepare("acquire-together-race");
+      const a: Store = await openStore(loc.url);
+      const b: Store = await openStore(loc.url);
+      try {
+        const scopes = Array.from({ length: 200 }, (_, i) => `race:${String(i).padStart(3, "0")}`);
+        for (let round = 0; round < 5; round++) {
+          const ask = (s: Store, who: string, order: string[]) =>
+            Promise.all(
+              order.map((scope) =>
+                s.leases.acquire({
+                  scope: `${scope}:${round}`,
+                  ttlMs: 60_000,
+                  owner: owner(`${who}-${round}`),
+                  ticket: null,
+                }),
+              ),
+            );
+          const [fromA, fromB] = await Promise.all([
+            ask(a, "a", scopes),
+            ask(b, "b", [...scopes].reverse()),
+          ]);
+          const byScope = new Map<string, number>();
+          for (const r of [...fromA, ...fromB]) {
+            if (r.ok) byScope.set(r.lease.scope, (byScope.get(r.lease.scope) ?? 0) + 1);
+            else assert.equal(r.reason, "held", "the loser is refused by the winner's lease");
+          }
+          assert.equal(byScope.size, scopes.length, "every scope has a winner");
+          assert.ok(
+            [...byScope.values()].every((n) => n === 1),
+            "and only one",
+          );
+          for (const scope of scopes) {
+            const got = (await a.leases.getLease(`${scope}:${round}`)).lease!;
+            const winner = [...fromA, ...fromB].find(
+              (r) => r.ok && r.lease.scope === `${scope}:${round}`,
+            );
+            assert.ok(winner?.ok);
+            assert.equal(got.owner.runId, winner.lease.owner.runId, "the store agrees");
+            assert.equal(got.token, 1);
+          }
+        }
+      } finally {
+        await a.close();
+        await b.close();
+        await loc.cleanup();
+      }
+    });
   });
 }
 
