@@ -43,6 +43,18 @@ export function wakeHead(channel: string): string {
 }
 const WAKE_HEAD = wakeHead("$7");
 
+/** An acquisition's upsert of the lease row (alias `l`): a row not held takes the new owner and
+ * the next token; a held one is left alone (RETURNING gives nothing for it). */
+const TAKE_IF_FREE = `
+  ON CONFLICT (scope) DO UPDATE SET token = l.token + 1, held = true, run_id = excluded.run_id,
+      system = excluded.system, host = excluded.host, pid = excluded.pid, pid_start = excluded.pid_start,
+      boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
+      command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
+      acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
+      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL,
+      granted_ticket = NULL
+   WHERE NOT l.held`.slice(1);
+
 /**
  * $1 scope, $2 ticket, $3..$12 owner, $13 ttl_ms, $14 event detail, $15 the TTL as words,
  * $16 the TTL of a place in line to take if refused (null: none; the ticket carries the owner
@@ -59,14 +71,7 @@ acq AS (
   SELECT $1, 1, true, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::bigint,
          clock.now, clock.now, clock.now + $13::bigint * interval '1 millisecond', false
     FROM clock WHERE ${AHEAD} = 0
-  ON CONFLICT (scope) DO UPDATE SET token = l.token + 1, held = true, run_id = excluded.run_id,
-      system = excluded.system, host = excluded.host, pid = excluded.pid, pid_start = excluded.pid_start,
-      boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
-      command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
-      acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
-      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL,
-      granted_ticket = NULL
-   WHERE NOT l.held
+${TAKE_IF_FREE}
   RETURNING l.*
 ),
 deq AS (
@@ -135,14 +140,7 @@ acq AS (
          clock.now, clock.now, clock.now + r.ttl_ms * interval '1 millisecond', false
     FROM r, clock WHERE ${aheadOf("r.scope", "r.ticket")} = 0
    ORDER BY r.scope
-  ON CONFLICT (scope) DO UPDATE SET token = l.token + 1, held = true, run_id = excluded.run_id,
-      system = excluded.system, host = excluded.host, pid = excluded.pid, pid_start = excluded.pid_start,
-      boot_id = excluded.boot_id, child_pid = excluded.child_pid, child_pid_start = excluded.child_pid_start,
-      command = excluded.command, note = excluded.note, ttl_ms = excluded.ttl_ms,
-      acquired_at = excluded.acquired_at, heartbeat_at = excluded.heartbeat_at,
-      expires_at = excluded.expires_at, expiry_reported = false, prev_owner = NULL, takeover_evidence = NULL,
-      granted_ticket = NULL
-   WHERE NOT l.held
+${TAKE_IF_FREE}
   RETURNING l.*
 ),
 deq AS (
