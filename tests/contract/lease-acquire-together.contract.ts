@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import pg from "pg";
 import { openStore } from "../../src/store/open-store.js";
 import type { AcquireOutcome, Store } from "../../src/store/store.js";
 import type { Backend } from "../support/backends.js";
+import { countNamedStatements } from "../support/pg.js";
 import { owner } from "./lease-store.contract.js";
 
 /**
@@ -58,7 +58,7 @@ export async function defineLeaseAcquireTogetherContract(backend: Backend): Prom
           ["t:dup", "r-8", null, undefined],
           ["t:dup", "r-9", null, undefined],
         ];
-        const statements = countStatements();
+        const statements = countNamedStatements();
         let out: AcquireOutcome[];
         try {
           out = await Promise.all(
@@ -189,22 +189,4 @@ export async function defineLeaseAcquireTogetherContract(backend: Backend): Prom
       }
     });
   });
-}
-
-/** Counts the named statements this process sends to PostgreSQL until stop(). */
-function countStatements(): { named(name: string): number; stop(): void } {
-  const counts = new Map<string, number>();
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its client below
-  const original = pg.Client.prototype.query as (this: pg.Client, ...a: unknown[]) => unknown;
-  pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
-    const name = (a[0] as { name?: string } | null)?.name;
-    if (name !== undefined) counts.set(name, (counts.get(name) ?? 0) + 1);
-    return original.apply(this, a);
-  } as typeof pg.Client.prototype.query;
-  return {
-    named: (name) => counts.get(name) ?? 0,
-    stop: () => {
-      pg.Client.prototype.query = original as typeof pg.Client.prototype.query;
-    },
-  };
 }

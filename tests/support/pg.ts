@@ -63,3 +63,24 @@ export async function pgExec(sql: string, params: unknown[] = []): Promise<pg.Qu
     await client.end();
   }
 }
+
+/**
+ * Counts the named (prepared) statements this process sends to PostgreSQL until `stop()`: a
+ * test that means to exercise one statement (a batch, say) asserts that it was sent.
+ */
+export function countNamedStatements(): { named(name: string): number; stop(): void } {
+  const counts = new Map<string, number>();
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its client below
+  const original = pg.Client.prototype.query as (this: pg.Client, ...a: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
+    const name = (a[0] as { name?: string } | null)?.name;
+    if (name !== undefined) counts.set(name, (counts.get(name) ?? 0) + 1);
+    return original.apply(this, a);
+  } as typeof pg.Client.prototype.query;
+  return {
+    named: (name) => counts.get(name) ?? 0,
+    stop: () => {
+      pg.Client.prototype.query = original as typeof pg.Client.prototype.query;
+    },
+  };
+}
