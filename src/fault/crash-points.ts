@@ -6,10 +6,11 @@
  * reached, and with it unset a point costs one comparison.
  */
 export const CRASH_POINTS = {
-  "run.after-acquire": "`run` holds the lease; the command has not been started",
-  "run.before-command-recorded":
-    "`run` holds the lease and spawned the command's gate; the pid is not recorded, the command not started",
-  "run.after-spawn": "`run` started the command and recorded its pid",
+  "run.after-acquire":
+    "`run` holds the lease, with the pid of the command's gate on it; the gate has not opened",
+  "run.before-gate-opened":
+    "`run` holds the lease, the command's pid is on it and its guard armed; the gate has not opened",
+  "run.after-spawn": "`run` opened the gate: the command is starting, its pid on the lease",
 
   "run.before-release": "the command ended; `run` has not released the lease yet",
   "break.after-incident": "`lock break` recorded the incident; the lease is not released yet",

@@ -21,6 +21,12 @@ export interface AcquireOptions {
   /** The process that holds the lease; default this one. null for a lease held across
    * commands by a script (`lock acquire`). */
   pid?: number | null;
+  /**
+   * The command run under the lease, when it exists before the lease (`quiesce run` spawns
+   * it behind a closed gate first): recorded by the acquisition itself, so that its pid is on
+   * the lease from the first commit (write-ahead, I8) without a second one.
+   */
+  child?: { pid: number; start: string | null };
   /** Renew automatically until released (default true). */
   keepAlive?: boolean;
   /** Aborts a wait. */
@@ -78,8 +84,8 @@ export function resolveAcquire(scope: string, o: AcquireOptions): ResolvedAcquir
       pid,
       pidStart: pid === null ? null : processStartTime(pid),
       bootId: id.bootId,
-      childPid: null,
-      childPidStart: null,
+      childPid: o.child?.pid ?? null,
+      childPidStart: o.child?.start ?? null,
       command: o.command ?? null,
       note: o.note === undefined ? null : validateNote(o.note),
     },

@@ -81,8 +81,13 @@ export async function holdCommand(
   lease.signal.addEventListener("abort", stopForLoss, { once: true });
 
   try {
-    crashPoint("run.before-command-recorded");
-    const notRecorded = await recordChild(lease, child.pid);
+    // Spawned before the lease (superviseCommand), the command's pid came with the
+    // acquisition; spawned after it, it is recorded now. Either way before the gate opens (I8).
+    const recordedWithLease =
+      lease.record.owner.childPid === child.pid &&
+      lease.record.owner.childPidStart === child.startTime;
+    crashPoint("run.before-gate-opened");
+    const notRecorded = recordedWithLease ? null : await recordChild(lease, child.pid);
     if (notRecorded !== null) {
       // The command never started: its gate stays shut; end the waiting shell.
       await endUnstarted(child);
@@ -97,7 +102,7 @@ export async function holdCommand(
     }
     // The last check before anything runs: a holder paused since the pid was recorded must not
     // start its command under a lease that is gone (open() refuses past the deadline).
-    if (lease.lost || !child.open()) {
+    if (lease.lost || !child.open(lease.token)) {
       await endUnstarted(child);
       void lease.lost; // marks the loss if only the deadline said so
       say("the lease's deadline passed before the command could start; it did not run");
@@ -151,7 +156,7 @@ export async function holdCommand(
 
 async function endUnstarted(child: GroupChild): Promise<void> {
   child.signal("SIGKILL");
-  await child.exited;
+  await child.close();
   child.finish();
 }
 

@@ -49,10 +49,85 @@ export async function superviseCommand(
 ): Promise<SuperviseResult> {
   const say = o.onMessage ?? (() => undefined);
   const runId = o.acquire?.runId ?? newRunId();
-  const acquired = await acquireInterruptibly(leases, o, runId, say);
-  if ("outcome" in acquired) return acquired;
+  const graceMs = o.graceMs ?? 10_000;
+  const noGuard = guardUnavailable();
+  // Where a gate exists (not Windows), the command is spawned behind it before the lease is
+  // taken, and the acquisition records its pid: one commit, where spawning after the lease
+  // took a second one for the pid (I8 either way: the pid is on the lease before the gate
+  // opens). The gate starts the deadline guard meanwhile, off this process's path.
+  const early = process.platform !== "win32";
+  let child: GroupChild | null = null;
+  if (early) {
+    const started = await spawnGated(o, runId, graceMs, noGuard === null);
+    if ("outcome" in started) return started;
+    child = started;
+    startupMark("gate spawned");
+  }
+  let acquired: { lease: Lease } | SuperviseResult;
+  try {
+    acquired = await acquireInterruptibly(leases, o, runId, say, child);
+  } catch (e) {
+    await child?.close();
+    throw e;
+  }
+  if ("outcome" in acquired) {
+    // Nothing ran: the gate never opened, and its shell exits 125.
+    await child?.close();
+    return acquired;
+  }
   startupMark("acquired");
-  return runUnderLease(acquired.lease, o, runId, say);
+  return runUnderLease(acquired.lease, o, runId, say, child, noGuard, graceMs);
+}
+
+/** The command's environment: the lease's scope and the run id (the token comes with the lease). */
+function commandEnv(o: SuperviseOptions, runId: string, token: number | null): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...(o.env ?? process.env),
+    QUIESCE_LEASE_SCOPE: o.scope,
+    QUIESCE_RUN_ID: runId,
+  };
+  // Spawned before the lease, the gate sets the token itself when it opens.
+  if (token === null) delete env.QUIESCE_FENCING_TOKEN;
+  else env.QUIESCE_FENCING_TOKEN = String(token);
+  return env;
+}
+
+/** Spawns the command behind its gate, before the lease is taken (see superviseCommand). */
+async function spawnGated(
+  o: SuperviseOptions,
+  runId: string,
+  graceMs: number,
+  guarded: boolean,
+): Promise<GroupChild | Extract<SuperviseResult, { outcome: "spawn_failed" }>> {
+  const env = commandEnv(o, runId, null);
+  try {
+    return await GroupChild.start({
+      command: { file: resolveExecutable(o.command, env), args: o.args },
+      env,
+      stdio: ["inherit", "inherit", "inherit"],
+      gated: true,
+      tokenAtOpen: true,
+      name: "quiesce-run",
+      launchGuard: guarded ? { graceMs } : undefined,
+    });
+  } catch (e) {
+    return spawnFailed(e, runId, null);
+  }
+}
+
+function spawnFailed(
+  e: unknown,
+  runId: string,
+  token: number | null,
+): Extract<SuperviseResult, { outcome: "spawn_failed" }> {
+  const err = e as NodeJS.ErrnoException;
+  return {
+    outcome: "spawn_failed",
+    exitCode: err.code === "ENOENT" ? 127 : 126,
+    runId,
+    token,
+    error: err.message,
+  };
 }
 
 /** Signals that arrive while we wait for the lease end the wait: nothing has run yet. */
@@ -61,6 +136,7 @@ async function acquireInterruptibly(
   o: SuperviseOptions,
   runId: string,
   say: (line: string) => void,
+  child: GroupChild | null,
 ): Promise<{ lease: Lease } | SuperviseResult> {
   const waitAbort = new AbortController();
   let waitSignal: NodeJS.Signals | null = null;
@@ -74,6 +150,7 @@ async function acquireInterruptibly(
       ...o.acquire,
       runId,
       command: o.acquire?.command ?? [o.command, ...o.args].join(" "),
+      ...(child === null ? {} : { child: { pid: child.pid, start: child.startTime } }),
       signal: waitAbort.signal,
       onWait:
         o.acquire?.onWait ??
@@ -100,49 +177,39 @@ async function runUnderLease(
   o: SuperviseOptions,
   runId: string,
   say: (line: string) => void,
+  early: GroupChild | null,
+  noGuard: string | null,
+  graceMs: number,
 ): Promise<SuperviseResult> {
   const base = { runId, token: lease.token };
-  const graceMs = o.graceMs ?? 10_000;
   crashPoint("run.after-acquire");
-  const noGuard = guardUnavailable();
   if (noGuard !== null)
     say(`${noGuard}: the command is stopped at the lease's deadline only while quiesce runs`);
+  const guardEvents = {
+    onReplaced: (why: string) => say(why),
+    onUnguarded: (why: string) => say(`${why}: quiesce stops the command itself`),
+  };
   let child: GroupChild;
-  try {
-    const env = {
-      ...(o.env ?? process.env),
-      QUIESCE_FENCING_TOKEN: String(lease.token),
-      QUIESCE_LEASE_SCOPE: lease.scope,
-      QUIESCE_RUN_ID: runId,
-    };
-    child = await GroupChild.start({
-      command: { file: resolveExecutable(o.command, env), args: o.args },
-      env,
-      stdio: ["inherit", "inherit", "inherit"],
-      gated: process.platform !== "win32",
-      name: "quiesce-run",
-      deadline:
-        noGuard === null
-          ? {
-              source: lease,
-              graceMs,
-              events: {
-                onReplaced: (why) => say(why),
-                onUnguarded: (why) => say(`${why}: quiesce stops the command itself`),
-              },
-            }
-          : undefined,
-    });
-    startupMark("spawned (gate and guard)");
-  } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    await lease.release(`command could not be started: ${err.message}`).catch(() => undefined);
-    return {
-      outcome: "spawn_failed",
-      exitCode: err.code === "ENOENT" ? 127 : 126,
-      ...base,
-      error: err.message,
-    };
+  if (early !== null) {
+    child = early;
+    if (noGuard === null) child.guardDeadline(lease, graceMs, guardEvents);
+  } else {
+    try {
+      const env = commandEnv(o, runId, lease.token);
+      child = await GroupChild.start({
+        command: { file: resolveExecutable(o.command, env), args: o.args },
+        env,
+        stdio: ["inherit", "inherit", "inherit"],
+        gated: false, // only Windows comes here (superviseCommand): no gate there
+        name: "quiesce-run",
+        deadline: noGuard === null ? { source: lease, graceMs, events: guardEvents } : undefined,
+      });
+      startupMark("spawned (gate and guard)");
+    } catch (e) {
+      const failed = spawnFailed(e, runId, lease.token);
+      await lease.release(`command could not be started: ${failed.error}`).catch(() => undefined);
+      return failed;
+    }
   }
   return holdCommand(lease, child, { graceMs, leaveChildren: o.leaveChildren ?? false, say }, base);
 }

@@ -16,5 +16,12 @@ export type SuperviseResult =
       leftoversStopped?: number;
     }
   | { outcome: "lease_lost"; exitCode: 76; runId: string; token: number; reason: string }
-  | { outcome: "spawn_failed"; exitCode: 126 | 127; runId: string; token: number; error: string }
+  | {
+      outcome: "spawn_failed";
+      exitCode: 126 | 127;
+      runId: string;
+      /** Null when the command could not be spawned before the lease was taken (none was). */
+      token: number | null;
+      error: string;
+    }
   | { outcome: "internal_error"; exitCode: 1; runId: string; token: number; error: string };

@@ -1,7 +1,14 @@
 import { spawn, type ChildProcess, type StdioNull, type StdioPipe } from "node:child_process";
-import type { Stream } from "node:stream";
-import type { Writable } from "node:stream";
-import { DeadlineGuard, type DeadlineSource, type GuardEvents } from "./deadline-guard.js";
+import type { Readable, Stream, Writable } from "node:stream";
+import {
+  bashPath,
+  DeadlineGuard,
+  setsidPath,
+  type DeadlineSource,
+  type GuardEvents,
+  type LaunchedGuard,
+} from "./deadline-guard.js";
+import { GUARD_SCRIPT } from "./guard-script.generated.js";
 import { processStartTime } from "./process-identity.js";
 import { exitCodeOf, groupGone, groupMembers, signalGroup } from "./signals.js";
 
@@ -28,6 +35,21 @@ export interface StartOptions {
    * the command's whole group when the deadline passes, even if this process cannot (I11).
    */
   deadline?: { source: DeadlineSource; graceMs: number; events?: GuardEvents };
+  /**
+   * For a gated command whose lease is not taken yet (`quiesce run` spawns the gate first and
+   * records its pid with the acquisition): the gate itself starts the deadline guard, at once,
+   * outside the command's group and not as its child, not armed; `guardDeadline()` arms it
+   * once the lease is held, before `open()`. The guard then costs this process no spawn of
+   * its own (a fork of a large process: most of `quiesce run`'s spawning time). Ignored where
+   * the gate cannot do it (no bash or setsid, not Linux): `guardDeadline()` spawns one.
+   */
+  launchGuard?: { graceMs: number };
+  /**
+   * The gate was spawned before the lease (`quiesce run`): the line that opens it, `open(token)`,
+   * carries the fencing token, which it exports as QUIESCE_FENCING_TOKEN. Implied by
+   * `launchGuard`, also where the gate cannot start the guard.
+   */
+  tokenAtOpen?: boolean;
   /** The name the gate shell shows as $0 (ps). */
   name?: string;
 }
@@ -41,6 +63,30 @@ export interface ChildExit {
 
 const GATE_EXEC = 'read -r _ <&3 || exit 125; exec 3<&-; exec "$@"';
 const GATE_SHELL = 'read -r _ <&3 || exit 125; exec 3<&-; exec /bin/sh -c "$1"';
+/** GATE_EXEC for a gate spawned before the lease: the line that opens it is the token. */
+const GATE_EXEC_TOKEN = [
+  "read -r t _ <&3 || exit 125",
+  "exec 3<&-",
+  "QUIESCE_FENCING_TOKEN=$t",
+  "export QUIESCE_FENCING_TOKEN",
+  'exec "$@"',
+].join("\n");
+/**
+ * GATE_EXEC_TOKEN that first starts the deadline guard ($1 setsid, $2 bash, $3 its script, $4
+ * the grace), with the environment node gives its own guards (no QUIESCE_RUN_ID): in a session
+ * of its own, so that a signal to the command's group does not reach it, and through a
+ * subshell that exits at once, so that it is nobody's child here (a command that waits for all
+ * its children must not wait for it). Its input is fd 4, its output fd 5, both closed here
+ * after.
+ */
+const GATE_EXEC_GUARDED = [
+  "s=$1 b=$2 g=$3 gr=$4; shift 4",
+  // Not under the run: a takeover probe looking for the run's processes must not find it.
+  "( unset QUIESCE_RUN_ID QUIESCE_LEASE_SCOPE QUIESCE_FENCING_TOKEN",
+  '  "$s" "$b" -c "$g" quiesce-guard $$ - "$gr" - <&4 >&5 2>/dev/null 3<&- 4<&- 5>&- & )',
+  "exec 4<&- 5>&-",
+  GATE_EXEC_TOKEN,
+].join("\n");
 
 /**
  * One child process leading a process group of its own, so that stopping it stops everything
@@ -53,14 +99,16 @@ export class GroupChild {
   /** The leader's start time (clock ticks since boot), to tell a reused pid apart. */
   readonly startTime: string | null;
   readonly exited: Promise<ChildExit>;
-  readonly guard: DeadlineGuard | null;
+  private deadlineGuard: DeadlineGuard | null = null;
   private gate: Writable | null;
   private done = false;
 
   private constructor(
     readonly process: ChildProcess,
     gate: Writable | null,
-    private readonly deadline: StartOptions["deadline"],
+    private deadline: StartOptions["deadline"],
+    /** The guard the gate started (launchGuard), until guardDeadline() takes it. */
+    private launched: LaunchedGuard | null,
   ) {
     this.pid = process.pid!;
     this.startTime = processStartTime(this.pid);
@@ -71,16 +119,29 @@ export class GroupChild {
         resolve({ code, signal, exitCode: exitCodeOf(code, signal) });
       }),
     );
-    this.guard =
-      deadline === undefined
-        ? null
-        : new DeadlineGuard(
-            this.pid,
-            this.startTime,
-            deadline.graceMs,
-            deadline.source,
-            deadline.events,
-          );
+    if (deadline !== undefined)
+      this.guardDeadline(deadline.source, deadline.graceMs, deadline.events);
+  }
+
+  get guard(): DeadlineGuard | null {
+    return this.deadlineGuard;
+  }
+
+  /**
+   * Puts the command under a deadline: the guard the gate started is armed with it, or (none)
+   * a guard is spawned. Call once, before `open()`.
+   */
+  guardDeadline(source: DeadlineSource, graceMs: number, events: GuardEvents = {}): void {
+    this.deadline = { source, graceMs, events };
+    this.deadlineGuard = new DeadlineGuard(
+      this.pid,
+      this.startTime,
+      graceMs,
+      source,
+      events,
+      this.launched,
+    );
+    this.launched = null;
   }
 
   /** Spawns the command (behind its gate when `gated`); rejects when it cannot be started. */
@@ -90,13 +151,22 @@ export class GroupChild {
     let file: string;
     let args: string[];
     const stdio: Stdio[] = [...o.stdio];
+    const exec = o.command.file !== undefined;
+    const launcher = o.gated && exec ? guardLauncher(o.launchGuard) : null;
     if (o.gated) {
-      stdio.push("pipe");
+      // The gate: a shell that waits on fd 3 for the line that opens it (see GATE_EXEC).
+      let gate: string;
+      if (launcher !== null) gate = GATE_EXEC_GUARDED;
+      else if (exec && (o.tokenAtOpen || o.launchGuard !== undefined)) gate = GATE_EXEC_TOKEN;
+      else gate = exec ? GATE_EXEC : GATE_SHELL;
+      stdio.push(
+        ...(launcher !== null ? (["pipe", "pipe", "pipe"] as const) : (["pipe"] as const)),
+      );
       file = "/bin/sh";
       args =
         o.command.shell !== undefined
-          ? ["-c", GATE_SHELL, name, o.command.shell]
-          : ["-c", GATE_EXEC, name, o.command.file, ...o.command.args];
+          ? ["-c", gate, name, o.command.shell]
+          : ["-c", gate, name, ...(launcher ?? []), o.command.file, ...o.command.args];
     } else if (o.command.shell !== undefined) {
       file = "/bin/sh";
       args = ["-c", o.command.shell];
@@ -108,11 +178,12 @@ export class GroupChild {
       const child = spawn(file, args, { stdio, env, detached: process.platform !== "win32" });
       const gate = o.gated ? (child.stdio[3] as Writable) : null;
       gate?.on("error", () => undefined); // the shell died before the gate opened
+      const launched: LaunchedGuard | null = launcher === null ? null : guardPipes(child);
       child.once("error", reject);
       child.once("spawn", () => {
         child.off("error", reject);
         child.on("error", () => undefined); // later errors (a failed kill) surface as 'exit'
-        resolve(new GroupChild(child, gate, o.deadline));
+        resolve(new GroupChild(child, gate, o.deadline, launched));
       });
     });
   }
@@ -121,12 +192,22 @@ export class GroupChild {
    * Lets a gated command start. Refuses (false) when the deadline has already passed: a
    * holder paused between recording the pid and this call must not start the command late.
    */
-  open(): boolean {
+  open(token?: number): boolean {
     if (this.gate === null) return true;
     if (this.deadline !== undefined && this.deadline.source.remainingMs() <= 0) return false;
-    this.gate.end("go\n");
+    this.gate.end(`${token ?? "go"}\n`);
     this.gate = null;
     return true;
+  }
+
+  /** Ends a gate that never opened: its shell exits 125 (and a guard it started, unarmed, too). */
+  async close(): Promise<void> {
+    this.gate?.end();
+    this.gate = null;
+    this.launched?.commands.end();
+    this.launched?.lines.destroy();
+    this.launched = null;
+    await this.exited;
   }
 
   get hasExited(): boolean {
@@ -182,4 +263,23 @@ export class GroupChild {
   finish(): void {
     this.guard?.finish();
   }
+}
+
+/** The gate's arguments that start a guard ($1..$4 of GATE_EXEC_GUARDED), or null: it cannot. */
+function guardLauncher(o: StartOptions["launchGuard"]): string[] | null {
+  if (o === undefined || process.platform !== "linux") return null;
+  const setsid = setsidPath();
+  const bash = bashPath();
+  if (setsid === null || bash === null) return null;
+  return [setsid, bash, GUARD_SCRIPT, String(o.graceMs)];
+}
+
+/** Our ends of the launched guard's input (fd 4) and output (fd 5). */
+function guardPipes(child: ChildProcess): LaunchedGuard {
+  const pipes = child.stdio as unknown as (Readable | Writable)[];
+  const g = { commands: pipes[4] as Writable, lines: pipes[5] as Readable };
+  // A guard that died is seen by its output closing (DeadlineGuard), never by an error.
+  g.commands.on("error", () => undefined);
+  g.lines.on("error", () => undefined);
+  return g;
 }

@@ -1,6 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Socket } from "node:net";
+import type { Readable, Writable } from "node:stream";
 import { readClock } from "./clock.js";
 import { GUARD_SCRIPT } from "./guard-script.generated.js";
 
@@ -31,6 +32,19 @@ export interface GuardEvents {
 
 const MAX_REPLACEMENTS = 10;
 const BASH_PATHS = ["/bin/bash", "/usr/bin/bash", "/usr/local/bin/bash"];
+const SETSID_PATHS = ["/usr/bin/setsid", "/bin/setsid", "/usr/local/bin/setsid"];
+
+/**
+ * A guard that the command's gate started before the lease was taken (child-runner.ts,
+ * `GroupChild.start` with `launchGuard`): not armed until the first `arm`, and not our child,
+ * so we know it by its two pipes. Its end of `lines` closing means it is gone.
+ */
+export interface LaunchedGuard {
+  /** Our end of the guard's input (its creator handles its errors: the output's close decides). */
+  commands: Writable;
+  /** Our end of the guard's output. */
+  lines: Readable;
+}
 
 /** Why no guard can run on this machine, or null when one can (Linux /proc and bash). */
 export function guardUnavailable(): string | null {
@@ -40,8 +54,20 @@ export function guardUnavailable(): string | null {
   return null;
 }
 
-function bashPath(): string | null {
+export function bashPath(): string | null {
   return BASH_PATHS.find((p) => existsSync(p)) ?? null;
+}
+
+/** util-linux's setsid, which the gate needs to start a guard outside the command's group. */
+export function setsidPath(): string | null {
+  return SETSID_PATHS.find((p) => existsSync(p)) ?? null;
+}
+
+/** The process a guard runs in: spawned by us (a child), or started by the command's gate. */
+interface GuardLink {
+  /** Known at once for a child; from its `ready PID` line for one the gate started. */
+  pid: number | undefined;
+  commands: Writable;
 }
 
 /**
@@ -52,7 +78,7 @@ function bashPath(): string | null {
  * is impossible the caller is told (`onUnguarded`) and must stop the command itself.
  */
 export class DeadlineGuard {
-  private proc: ChildProcess | null = null;
+  private proc: GuardLink | null = null;
   private deadlineMono: number;
   private fired: "fired_ended" | "fired_running" | null = null;
   private finished = false;
@@ -67,9 +93,16 @@ export class DeadlineGuard {
     private readonly graceMs: number,
     private readonly deadline: DeadlineSource,
     private readonly events: GuardEvents = {},
+    /** A guard the gate already started (not armed yet), to use instead of spawning one. */
+    launched: LaunchedGuard | null = null,
   ) {
     this.deadlineMono = readClock().mono + deadline.remainingMs();
-    this.spawnGuard();
+    if (launched === null) this.spawnGuard();
+    else {
+      this.adopt(launched);
+      // Armed before anything else is said to it, and before the gate opens (our caller).
+      this.arm(deadline.remainingMs());
+    }
     this.unsubscribe = deadline.onRenewed(() => this.arm(this.deadline.remainingMs()));
   }
 
@@ -112,11 +145,11 @@ export class DeadlineGuard {
     this.finished = true;
     this.unsubscribe();
     this.send("done");
-    (this.proc?.stdin as Socket | null)?.end();
+    (this.proc?.commands as Socket | undefined)?.end();
   }
 
   private send(line: string): boolean {
-    const stdin = this.proc?.stdin;
+    const stdin = this.proc?.commands;
     if (!stdin || stdin.destroyed || !stdin.writable) return false;
     stdin.write(`${line}\n`);
     return true;
@@ -138,22 +171,41 @@ export class DeadlineGuard {
       ],
       { detached: true, stdio: ["pipe", "pipe", "ignore"] },
     );
-    this.proc = p;
+    const link: GuardLink = { pid: p.pid, commands: p.stdin };
+    this.proc = link;
     p.stdin.on("error", () => undefined); // the guard is gone; 'close' below decides
     // The guard never keeps the holder alive: the command it watches does.
     p.unref();
     (p.stdin as Socket).unref();
-    (p.stdout as Socket).unref();
+    this.readLines(link, p.stdout);
+    p.once("error", (e) => (this.spawnError = e)); // reported through 'close'
+    p.once("close", (code, signal) =>
+      this.onClose(link, signal ? `was killed by ${signal}` : `exited with code ${code}`),
+    );
+  }
+
+  /** Takes over a guard the gate started; it is gone when its output closes. */
+  private adopt(g: LaunchedGuard): void {
+    const link: GuardLink = { pid: undefined, commands: g.commands };
+    this.proc = link;
+    (g.commands as Socket).unref?.();
+    this.readLines(link, g.lines);
+    g.lines.once("close", () => this.onClose(link, "is gone"));
+  }
+
+  private readLines(link: GuardLink, out: Readable): void {
+    (out as Socket).unref?.();
     // Lines split here rather than by node:readline, which `quiesce run` would load for this
     // alone (about 1 ms of its start-up, bench/startup.ts).
     let pending = "";
-    p.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    out.setEncoding("utf8").on("data", (chunk: string) => {
       const lines = (pending + chunk).split("\n");
       pending = lines.pop()!;
-      for (const line of lines) this.onLine(line);
+      for (const line of lines) {
+        if (line.startsWith("ready ")) link.pid ??= Number(line.slice(6)) || undefined;
+        else this.onLine(line);
+      }
     });
-    p.once("error", (e) => (this.spawnError = e)); // reported through 'close'
-    p.once("close", (code, signal) => this.onClose(p, code, signal));
   }
 
   private onLine(line: string): void {
@@ -166,12 +218,12 @@ export class DeadlineGuard {
     }
   }
 
-  private onClose(p: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.proc !== p) return;
+  private onClose(link: GuardLink, how: string): void {
+    if (this.proc !== link) return;
     this.proc = null;
     for (const w of this.waiters.splice(0)) w(this.fired ?? "unguarded");
     if (this.finished || this.fired !== null) return;
-    const why = `the deadline guard (pid ${p.pid ?? "?"}) ${signal ? `was killed by ${signal}` : `exited with code ${code}`}`;
+    const why = `the deadline guard (pid ${link.pid ?? "?"}) ${how}`;
     if (this.spawnError !== null) {
       this.events.onUnguarded?.(`the deadline guard could not start: ${this.spawnError.message}`);
       return;

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # quiesce deadline guard: bash guard.sh PGID LEADER_START GRACE_MS DEADLINE_MS
 #
+# LEADER_START `-`: read the leader's start time from /proc now (the guard was started by the
+# leader itself, which is alive). DEADLINE_MS `-`: not armed yet; nothing fires until the first
+# `arm`, and end of input before it (the holder died before the command could start) ends the
+# guard.
+#
 # The deadline guard: a small bash program that terminates a command's process group when the
 # lease it runs under reaches its local deadline, whatever happens to the quiesce process that
 # holds the lease (stopped, frozen, starved, SIGKILLed). It runs as a process of its own, in a
@@ -12,7 +17,7 @@
 #                     `fire`    stop the command now (the holder decided: lease lost, forced)
 #                     `query`   answer `armed` (asked once the command has exited)
 #                     `done`    the command is over; exit without touching anything
-#   guard -> holder   `ready`, `armed`, `fired ended|running`, `killed`, `gone`
+#   guard -> holder   `ready PID`, `armed`, `fired ended|running`, `killed`, `gone`
 #
 # Time is read from /proc/uptime: monotonic and, unlike the clock node's timers use, it keeps
 # counting while the machine is suspended. The guard wakes at least every 100 ms to read it,
@@ -33,12 +38,18 @@ trap '' PIPE INT HUP QUIT TSTP
 pgid=$1 start=$2 grace=$3
 say() { printf '%s\n' "$*" 2>/dev/null; }
 now_ms() { local u; read -r u _ </proc/uptime; u=${u/./}; now=$((10#$u * 10)); }
-pause() { local t; printf -v t '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); sleep "$t"; }
+# sleep gets none of our pipes: the holder learns of this guard's death when they close.
+pause() { local t; printf -v t '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); sleep "$t" </dev/null >/dev/null; }
+# The group leader's /proc/PID/stat fields after its name into f ([0] state, [19] start time);
+# fails when it is gone. The name may hold spaces and parentheses: the fields follow the last ")".
+leader_stat() {
+  local st
+  read -r st 2>/dev/null </proc/$pgid/stat || return 1
+  read -r -a f <<<"${st##*) }"
+}
 fire() {
-  local state=running st rest f
-  if [[ -r /proc/$pgid/stat ]] && read -r st </proc/$pgid/stat 2>/dev/null; then
-    rest=${st##*) }
-    read -r -a f <<<"$rest"
+  local state=running f
+  if leader_stat; then
     if [[ -n $start && ${f[19]} != "$start" ]]; then say gone; exit 0; fi
     [[ ${f[0]} == Z ]] && state=ended
   else
@@ -60,10 +71,27 @@ fire() {
   say gone
   exit 0
 }
-now_ms
-deadline=$((now + $4))
+if [[ $start == - ]]; then
+  leader_stat || { say gone; exit 0; }
+  start=${f[19]}
+fi
+say "ready $$"
+if [[ $4 == - ]]; then
+  # Not armed: wait for the first line; the command cannot start before the holder sends it.
+  while :; do
+    read -r line || exit 0
+    case $line in
+      "arm "*) now_ms; deadline=$((now + ${line#arm })); break;;
+      fire) fire;;
+      query) say armed;;
+      done) exit 0;;
+    esac
+  done
+else
+  now_ms
+  deadline=$((now + $4))
+fi
 eof=0
-say ready
 while :; do
   now_ms
   left=$((deadline - now))

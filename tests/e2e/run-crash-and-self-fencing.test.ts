@@ -68,7 +68,7 @@ await eachBackend("run: uncontrolled exits and self-fencing", (b) => {
     });
   });
 
-  test("the command starts only after its pid is on the lease: a run killed before that starts nothing", async (t) => {
+  test("the command's pid is on the lease before its gate opens: a run killed there starts nothing, and its lease is taken over", async (t) => {
     const tmp = tempDir();
     t.after(tmp.cleanup);
     const ran = join(tmp.dir, "ran");
@@ -88,14 +88,15 @@ await eachBackend("run: uncontrolled exits and self-fencing", (b) => {
           `touch ${ran}; sleep 30`,
         ],
         {
-          QUIESCE_CRASH_AT: "run.before-command-recorded",
+          QUIESCE_CRASH_AT: "run.before-gate-opened",
         },
       );
       assert.equal(r.signal, "SIGKILL");
-      await sleep(300);
-      assert.equal(existsSync(ran), false, "the command never ran");
       const l = await showLease(url, "s");
-      assert.ok(l && l.owner.childPid === null, "and no pid was recorded for it");
+      assert.ok(l && l.owner.childPid !== null, "the gate's pid came with the acquisition (I8)");
+      // The gate reads end of input where its go would have come, and exits without running.
+      await waitFor("the gate to exit", () => !isAlive(l.owner.childPid!));
+      assert.equal(existsSync(ran), false, "the command never ran");
       await sleep(Math.max(0, Date.parse(l.expiresAt) - Date.now()) + 100);
       const next = await cli(["run", "--store", url, "--lease", "s", "--", "true"]);
       assert.equal(
@@ -103,6 +104,7 @@ await eachBackend("run: uncontrolled exits and self-fencing", (b) => {
         0,
         `nothing of the dead run is alive, so it is taken over: ${next.stderr}`,
       );
+      assert.equal(existsSync(ran), false, "and its command never ran at all");
     });
   });
 

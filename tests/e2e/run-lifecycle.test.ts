@@ -38,6 +38,27 @@ function guardsOf(pgid: number): number[] {
   return out;
 }
 
+/** Fields of /proc/PID/stat after the command name: [0] is the state, [1] the parent, [3] the session. */
+function statFields(pid: number): string[] {
+  const st = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return st.slice(st.lastIndexOf(")") + 2).split(" ");
+}
+
+/** Live processes whose arguments include `word`. */
+function processesWith(word: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (argv.includes(word) && isAlive(Number(name))) out.push(Number(name));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
 await eachBackend("run: the command never outlives the lease (I11)", (b) => {
   test("a wrapper SIGSTOPped for 3x the TTL: its command is terminated by the lease's deadline", async (t) => {
     const tmp = tempDir();
@@ -273,6 +294,94 @@ await eachBackend("run: the command never outlives the lease (I11)", (b) => {
       );
       const lease = await showLease(url, "s");
       assert.ok(lease && last < Date.parse(lease.expiresAt) + 1000);
+    });
+  });
+
+  test("the deadline guard is nobody's child, in a session of its own, and not under the run", async (t) => {
+    const tmp = tempDir();
+    t.after(tmp.cleanup);
+    const pidFile = join(tmp.dir, "pid");
+    await withLocation(b, "guard-shape", async (url) => {
+      const p = startCli([
+        ...["run", "--store", url, "--lease", "s", "--ttl", "3s", "--"],
+        ...["sh", "-c", `echo $$ > ${pidFile}; sleep 30`],
+      ]);
+      t.after(() => {
+        if (isAlive(p.pid)) process.kill(p.pid, "SIGKILL");
+      });
+      await waitFor(
+        "the command to start",
+        () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "",
+      );
+      const pgid = Number(readFileSync(pidFile, "utf8"));
+      const [guard] = await waitFor("its guard", () => {
+        const g = guardsOf(pgid);
+        return g.length === 1 ? g : null;
+      });
+      const f = statFields(guard!);
+      assert.notEqual(
+        Number(f[1]),
+        pgid,
+        "not the command's child: a wait for all its children must not wait for it",
+      );
+      assert.notEqual(Number(f[1]), p.pid, "nor ours: the gate started it");
+      assert.equal(Number(f[3]), guard, "the leader of a session of its own");
+      const env = readFileSync(`/proc/${guard}/environ`, "utf8").split("\0");
+      assert.ok(
+        !env.some((v) => v.startsWith("QUIESCE_RUN_ID=")),
+        "no QUIESCE_RUN_ID: a takeover probe looking for the run's processes must not count it",
+      );
+      process.kill(p.pid, "SIGTERM");
+      const r = await p.done;
+      assert.equal(r.code, 143, r.stderr);
+      await waitFor("the guard to leave with the command", () => !isAlive(guard!));
+    });
+  });
+
+  test("a command that waits for all its children is not held up by the guard", () =>
+    withLocation(b, "wait-all", async (url) => {
+      // perl's wait() returns -1 when the process has no child at all.
+      const p = startCli([
+        ...["run", "--store", url, "--lease", "s", "--"],
+        ...["perl", "-e", "exit(wait() == -1 ? 0 : 3)"],
+      ]);
+      const r = await p.done;
+      assert.equal(r.code, 0, `the command found a child it did not start: ${r.stderr}`);
+    }));
+
+  test("a run refused the lease starts nothing, and leaves neither its gate nor its guard behind", async (t) => {
+    const tmp = tempDir();
+    t.after(tmp.cleanup);
+    const ran = join(tmp.dir, "ran");
+    const marker = `refused-${process.pid}-${b.name}`;
+    await withLocation(b, "refused-gate", async (url) => {
+      const holder = startCli([
+        ...["run", "--store", url, "--lease", "s", "--"],
+        ...["sh", "-c", `touch ${ran}-holder; sleep 30`],
+      ]);
+      t.after(() => {
+        if (isAlive(holder.pid)) process.kill(holder.pid, "SIGKILL");
+      });
+      await waitFor("the holder's command", () => existsSync(`${ran}-holder`));
+      const refused = startCli([
+        ...["run", "--store", url, "--lease", "s", "--wait", "2s", "--"],
+        ...["sh", "-c", `touch ${ran}`, marker],
+      ]);
+      // While it waits in line, its command waits behind its gate, with its guard not armed.
+      const [gate] = await waitFor("the waiting run's gate", () => {
+        const g = processesWith(marker).filter((x) => x !== refused.pid);
+        return g.length === 1 ? g : null;
+      });
+      const [guard] = await waitFor("the gate's guard", () => {
+        const g = guardsOf(gate!);
+        return g.length === 1 ? g : null;
+      });
+      const r = await refused.done;
+      assert.equal(r.code, 75, r.stderr);
+      assert.equal(existsSync(ran), false, "the refused run's command never ran");
+      await waitFor("the gate and the guard to be gone", () => !isAlive(gate!) && !isAlive(guard!));
+      process.kill(holder.pid, "SIGTERM");
+      await holder.done;
     });
   });
 });
