@@ -67,6 +67,15 @@ export function isTransientStoreError(e: unknown): boolean {
   return isQuiesceError(e, ErrorCode.STORE_UNAVAILABLE) && e.details.transient === true;
 }
 
+/**
+ * A transient store error that came before the request reached the server (no connection
+ * could be made: refused, a server still starting, too many connections). Nothing was
+ * written, so any write, also one that is not idempotent, may be sent again as it was.
+ */
+export function isUnsentStoreError(e: unknown): boolean {
+  return isTransientStoreError(e) && (e as QuiesceError).details.unsent === true;
+}
+
 /** What read-only commands say instead of creating a store (a typo must not look healthy). */
 export function storeMissing(location: string): QuiesceError {
   return new QuiesceError(

@@ -43,7 +43,8 @@ export class Journal {
       o.providers instanceof ProviderRegistry
         ? o.providers
         : new ProviderRegistry(o.providers ?? []);
-    this.writer = new GroupCommit(store.journal);
+    // Commits that cannot reach the store are retried while the lease is surely ours.
+    this.writer = new GroupCommit(store.journal, lease);
     const draining = o.draining ?? (() => false);
     const onChange = o.onChange ?? (() => undefined);
     this.host = {

@@ -21,7 +21,7 @@ import { EventOutbox } from "./event-outbox.js";
 import { recordFenceRefusal } from "./fence-events.js";
 import { Lease } from "./lease.js";
 import { hostIdentity } from "../process/process-identity.js";
-import { retryTransient } from "./store-retry.js";
+import { retryTransient } from "../store/store-retry.js";
 import { TICKET_TTL_MS, waitInQueue, type WaitRefused } from "./wait-queue.js";
 
 export type Refusal = {

@@ -6,7 +6,7 @@ import { isTransientStoreError } from "../domain/errors.js";
 import { readClock, sleep } from "../process/clock.js";
 import { grantedStart } from "../domain/lease-grant.js";
 import { remainingValidity } from "../domain/self-fencing.js";
-import { retryTransient } from "./store-retry.js";
+import { retryTransient } from "../store/store-retry.js";
 
 /** A waiter that stops refreshing its ticket (it died) drops out of line after this long. */
 export const TICKET_TTL_MS = 3000;

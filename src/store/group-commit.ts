@@ -1,5 +1,6 @@
 import type { JournalResult, JournalWrite } from "./journal-store.js";
 import { monoMs } from "../process/clock.js";
+import { retryUnsent, type RetryBudget } from "./store-retry.js";
 
 interface Pending<W, R> {
   write: W;
@@ -46,8 +47,20 @@ export class GroupCommit<W = JournalWrite, R = JournalResult> {
   /** Commits made and writes carried, for benchmarks and tests. */
   commits = 0;
   writes = 0;
+  /** Commits sent again after they could not reach the store. */
+  retries = 0;
 
-  constructor(private readonly store: BatchApplier<W, R>) {}
+  /**
+   * `budget`: a commit that failed before it reached the store (no connection could be made,
+   * see isUnsentStoreError) is sent again, with backoff, while the budget has time left, so a
+   * holder rides out a restarting server as its heartbeat does. Nothing was written by the
+   * failed attempt, so the retry is the same commit, not a second one. Without a budget, or
+   * for any other error, the commit's writes fail.
+   */
+  constructor(
+    private readonly store: BatchApplier<W, R>,
+    private readonly budget: RetryBudget | null = null,
+  ) {}
 
   submit(write: W): Promise<R> {
     return new Promise((resolve, reject) => {
@@ -74,7 +87,7 @@ export class GroupCommit<W = JournalWrite, R = JournalResult> {
     this.flushing = true;
     const batch = this.queue.splice(0, MAX_BATCH);
     try {
-      const results = await this.store.apply(batch.map((p) => p.write));
+      const results = await this.applyRetrying(batch.map((p) => p.write));
       this.commits++;
       this.writes += batch.length;
       batch.forEach((p, i) => p.resolve(results[i]!));
@@ -85,5 +98,12 @@ export class GroupCommit<W = JournalWrite, R = JournalResult> {
       this.flushing = false;
       this.schedule();
     }
+  }
+
+  private applyRetrying(writes: W[]): Promise<R[]> {
+    if (this.budget === null) return this.store.apply(writes);
+    return retryUnsent(() => this.store.apply(writes), this.budget, {
+      onRetry: () => this.retries++,
+    });
   }
 }

@@ -17,6 +17,7 @@ import type { Lease } from "../lease/lease.js";
 import type { Leases } from "../lease/leases.js";
 import { respectedBlockers } from "../lease/respect.js";
 import type { Store } from "../store/store.js";
+import { retryUnsent } from "../store/store-retry.js";
 import { runHealthGate } from "./health-gate.js";
 import { HostLog } from "./host-log.js";
 import { PATCH_PROVIDER, type HostContext, type PatchProvider } from "./patch-provider.js";
@@ -203,32 +204,47 @@ async function takeHostLease(
 ): Promise<Lease | HostOutcome> {
   const w = ctx.writer;
   const o = ctx.opts;
-  if (o.respect.length > 0) {
-    const { leases, now } = await ctx.store.leases.listLeases();
-    const b = respectedBlockers(leases, o.respect, name)[0];
-    if (b) {
-      const why = `system "${b.owner.system}" holds ${b.scope} (expires in ${Math.round((b.expiresAt - now) / 1000)}s): not touched while it works on the host`;
-      return busy(ctx, name, leftover, why);
-    }
-  }
+  // A host's lease is asked for under the wave's: a store that cannot be reached for a moment
+  // (a restarting server) is waited out while the wave's lease is surely ours, as its writes are.
+  const untilWaveLeaseEnds = <T>(fn: () => Promise<T>) =>
+    retryUnsent(fn, w.lease, { signal: ctx.startSignal });
   let r;
   try {
-    r = await ctx.leases.tryAcquire(hostScope(name), {
-      ttl: o.ttlMs,
-      ...(o.heartbeatMs !== undefined ? { heartbeat: o.heartbeatMs } : {}),
-      wait: leftover ? Math.max(o.hostWaitMs, o.leftoverWaitMs) : o.hostWaitMs,
-      runId: newRunId(),
-      command: `quiesce wave run ${w.wave.name}: ${o.patch}`,
-      note: `wave ${w.wave.name}`,
-      signal: ctx.startSignal,
-      onWait: (p) => ctx.say(`host ${name}: waiting for its lease: ${p.message}`),
-    });
+    const respected =
+      o.respect.length > 0 ? await respectedBlocker(ctx, name, untilWaveLeaseEnds) : null;
+    r =
+      respected !== null
+        ? ({ ok: false, message: respected } as const)
+        : await untilWaveLeaseEnds(() =>
+            ctx.leases.tryAcquire(hostScope(name), {
+              ttl: o.ttlMs,
+              ...(o.heartbeatMs !== undefined ? { heartbeat: o.heartbeatMs } : {}),
+              wait: leftover ? Math.max(o.hostWaitMs, o.leftoverWaitMs) : o.hostWaitMs,
+              runId: newRunId(),
+              command: `quiesce wave run ${w.wave.name}: ${o.patch}`,
+              note: `wave ${w.wave.name}`,
+              signal: ctx.startSignal,
+              onWait: (p) => ctx.say(`host ${name}: waiting for its lease: ${p.message}`),
+            }),
+          );
   } catch (e) {
     if (ctx.startSignal.aborted) return { kind: "not_started" };
     throw e;
   }
   if (r.ok) return r.lease;
   return busy(ctx, name, leftover, r.message);
+}
+
+/** Why another system's lease on the host keeps us off it (a `--respect`ed system), or null. */
+async function respectedBlocker(
+  ctx: WorkerContext,
+  name: string,
+  retry: <T>(fn: () => Promise<T>) => Promise<T>,
+): Promise<string | null> {
+  const { leases, now } = await retry(() => ctx.store.leases.listLeases());
+  const b = respectedBlockers(leases, ctx.opts.respect, name)[0];
+  if (!b) return null;
+  return `system "${b.owner.system}" holds ${b.scope} (expires in ${Math.round((b.expiresAt - now) / 1000)}s): not touched while it works on the host`;
 }
 
 async function busy(

@@ -53,7 +53,8 @@ export class WaveWriter {
     public wave: WaveRecord,
     hosts: readonly WaveHostRecord[],
   ) {
-    this.commit = new GroupCommit(store.waves);
+    // Commits that cannot reach the store are retried while the wave's lease is surely ours.
+    this.commit = new GroupCommit(store.waves, lease);
     this.scope = waveScope(wave.name);
     for (const h of hosts) this.hosts.set(h.host, h);
     this.counts = countHosts(hosts.map((h) => h.state));

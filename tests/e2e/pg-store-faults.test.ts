@@ -159,7 +159,7 @@ describe("PostgreSQL faults: waiters and holders", { skip }, () => {
         existsSync(outbox) && readdirSync(outbox).length === 1,
         "the loss waits in the spool",
       );
-      proxy.restore();
+      await proxy.restore();
       // The next quiesce process on this host that opens the store writes it first.
       const next = await startCli(
         ["lock", "acquire", "other", "--ttl", "5s", "--store", viaProxy.toString()],

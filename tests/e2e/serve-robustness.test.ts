@@ -107,7 +107,7 @@ describe("serve: the store going away", { skip: await postgresBackend.skip() }, 
       assert.match((await look("/metrics")).text, /^quiesce_store_up 0$/m);
 
       const healthBefore = page.messages.length;
-      proxy.restore();
+      await proxy.restore();
       await waitFor(
         "/healthz to recover",
         async () => (await look("/healthz")).status === 200,

@@ -1,12 +1,21 @@
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { describe, test } from "node:test";
 import { postgresBackend } from "../support/backends.js";
 import { cli, startCli, waitFor } from "../support/cli.js";
 import { showLease, withLocation } from "../support/e2e.js";
 import { startTcpProxy } from "../support/tcp-proxy.js";
-import { createWave, explain, hostStates, makeFleet, runArgs, waveStatus } from "./wave-helpers.js";
+import {
+  createWave,
+  explain,
+  hostStates,
+  makeFleet,
+  runArgs,
+  waitForLine,
+  waveStatus,
+} from "./wave-helpers.js";
 
 const skip = await postgresBackend.skip();
 
@@ -71,4 +80,47 @@ describe("wave on PostgreSQL when the store goes away", { skip }, () => {
       ]);
     });
   });
+
+  // The store away for less than the TTL, and a patch ends meanwhile: its journal write and
+  // the host's final state cannot reach the store. Nothing was sent, so the agent sends them
+  // again once it can (within the lease) instead of stopping the wave. Both ways a store can be
+  // away: a stopped server (the port closed, ECONNREFUSED) and a connection dropped as it opens.
+  for (const how of ["down", "cut"] as const) {
+    test(`away (${how}) for a moment while a patch ends: its result is written once the store is back, the wave completes`, async (t) => {
+      const fleet = makeFleet(3, { gated: ["h2"] });
+      t.after(fleet.cleanup);
+      const proxy = await startTcpProxy(5432);
+      t.after(() => proxy.close());
+      await withLocation(postgresBackend, `wave-away-${how}`, async (directUrl) => {
+        const viaProxy = new URL(directUrl);
+        viaProxy.port = String(proxy.port);
+        await createWave(directUrl, "w", fleet, ["--batch", "1"]);
+        const agent = startCli([
+          ...runArgs(viaProxy.toString(), "w", fleet, ["--check", fleet.check]),
+          "--ttl",
+          "10s",
+        ]);
+        await waitForLine(fleet, "start h2");
+        if (how === "down") await proxy.down();
+        else proxy.cut();
+        fleet.open("h2");
+        await waitForLine(fleet, "patched h2");
+        await sleep(1500); // the acknowledgement is tried, and refused, while the store is away
+        await proxy.restore();
+        const r = await agent.done;
+        assert.equal(r.code, 0, explain(r));
+        assert.match(r.stdout, /wave w completed: 3 succeeded, 0 failed/);
+        assert.deepEqual(hostStates(await waveStatus(directUrl, "w")), {
+          h1: "succeeded",
+          h2: "succeeded",
+          h3: "succeeded",
+        });
+        assert.deepEqual([...fleet.count("patched").entries()].sort(), [
+          ["h1", 1],
+          ["h2", 1],
+          ["h3", 1],
+        ]);
+      });
+    });
+  }
 });

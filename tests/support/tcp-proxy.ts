@@ -4,13 +4,15 @@ import net from "node:net";
  * A loopback TCP proxy in front of PostgreSQL that a test can cut: `cut()` drops every open
  * connection and refuses new ones (the store "goes away"); `stall()` is a partition instead:
  * connections stay open but nothing gets through, old or new, so every request hangs until
- * the client's own timeouts; `restore()` lets them through again.
+ * the client's own timeouts; `down()` is a stopped server: open connections dropped, the port
+ * closed (a new connection is refused, ECONNREFUSED); `restore()` lets them through again.
  */
 export interface TcpProxy {
   port: number;
   cut(): void;
+  down(): Promise<void>;
   stall(): void;
-  restore(): void;
+  restore(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -61,9 +63,15 @@ export async function startTcpProxy(
     stall() {
       stalled = true;
     },
-    restore() {
+    async down() {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+    async restore() {
       open = true;
       stalled = false;
+      if (!server.listening)
+        await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
     },
     close() {
       for (const s of sockets) s.destroy();

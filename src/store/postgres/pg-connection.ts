@@ -66,16 +66,39 @@ const NETWORK_CODES = [
   "EPIPE",
 ];
 
-/** Maps a node-postgres error to one sentence naming the store. */
-export function pgError(e: unknown, display: string, doing: string): QuiesceError {
+/**
+ * Errors that come before a statement can reach the server: no connection was made (refused,
+ * no such host, the server starting up or full). Whatever was to be sent was not, so a write
+ * may be sent again as it was. A connection lost mid-statement is not one of these: the
+ * statement may have committed.
+ */
+export function isUnsentPgError(e: unknown): boolean {
+  const err = e as { code?: unknown; syscall?: unknown };
+  if (err?.syscall === "connect" || err?.syscall === "getaddrinfo") return true;
+  return typeof err?.code === "string" && UNSENT_CODES.includes(err.code);
+}
+
+const UNSENT_CODES = ["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "57P03", "53300"];
+
+/**
+ * Maps a node-postgres error to one sentence naming the store. `unsent`: the caller knows the
+ * error came while connecting (pool.connect()), before anything was sent.
+ */
+export function pgError(
+  e: unknown,
+  display: string,
+  doing: string,
+  o: { unsent?: boolean } = {},
+): QuiesceError {
   if (e instanceof QuiesceError) return e;
   const err = e as Error & { code?: string };
   const transient = isTransientPgError(e);
+  const unsent = transient && (o.unsent === true || isUnsentPgError(e));
   if (err.code !== undefined && NETWORK_CODES.includes(err.code)) {
     return new QuiesceError(
       ErrorCode.STORE_UNAVAILABLE,
       `cannot reach the PostgreSQL store ${display}: ${err.message}`,
-      { cause: e, details: { transient } },
+      { cause: e, details: { transient, unsent } },
     );
   }
   if (err.code === "3D000" || err.code === "28P01" || err.code === "28000") {
@@ -90,6 +113,6 @@ export function pgError(e: unknown, display: string, doing: string): QuiesceErro
   return new QuiesceError(
     ErrorCode.STORE_UNAVAILABLE,
     `the PostgreSQL store ${display} failed to ${doing}: ${err.message}`,
-    { cause: e, details: { transient } },
+    { cause: e, details: { transient, unsent } },
   );
 }

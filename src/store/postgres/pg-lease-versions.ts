@@ -2,6 +2,7 @@ import type pg from "pg";
 import { LEASE_LIST_COLUMNS, leaseFromListRow, type LeaseListRow } from "../rows.js";
 import type { KnownVersions, LeaseVersions } from "../store.js";
 import { pgError } from "./pg-connection.js";
+import { onBorrowed } from "./pg-tx.js";
 
 const TIMES = new Set<string>(["acquired_at", "heartbeat_at", "expires_at"]);
 const COLUMNS = LEASE_LIST_COLUMNS.map((c) => (TIMES.has(c) ? `quiesce_ms(l.${c})` : `l.${c}`));
@@ -48,39 +49,39 @@ export async function readLeasesSince(
   } catch (e) {
     throw pgError(e, location, "list leases");
   }
-  try {
-    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const rows = (
-      await client.query<[string | null, string | null, number | null]>({
-        text: VERSIONS,
-        rowMode: "array",
-      })
-    ).rows;
-    const now = Number(rows[0]![2]);
-    const scopes = new Array<string>(rows.length - 1);
-    const stale: string[] = [];
-    for (let i = 1; i < rows.length; i++) {
-      const [scope, version] = rows[i]!;
-      scopes[i - 1] = scope!;
-      if (known.get(scope!) !== version) stale.push(scope!);
-    }
-    const changed: LeaseVersions["changed"] = new Map();
-    if (stale.length > 0) {
-      const fetched = (
-        await client.query<unknown[]>({ text: CHANGED, values: [stale], rowMode: "array" })
+  return onBorrowed(client, async () => {
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      const rows = (
+        await client.query<[string | null, string | null, number | null]>({
+          text: VERSIONS,
+          rowMode: "array",
+        })
       ).rows;
-      for (const r of fetched)
-        changed.set(r[0] as string, {
-          version: r[LEASE_LIST_COLUMNS.length] as string,
-          lease: leaseFromListRow(r.slice(0, LEASE_LIST_COLUMNS.length) as LeaseListRow),
-        });
+      const now = Number(rows[0]![2]);
+      const scopes = new Array<string>(rows.length - 1);
+      const stale: string[] = [];
+      for (let i = 1; i < rows.length; i++) {
+        const [scope, version] = rows[i]!;
+        scopes[i - 1] = scope!;
+        if (known.get(scope!) !== version) stale.push(scope!);
+      }
+      const changed: LeaseVersions["changed"] = new Map();
+      if (stale.length > 0) {
+        const fetched = (
+          await client.query<unknown[]>({ text: CHANGED, values: [stale], rowMode: "array" })
+        ).rows;
+        for (const r of fetched)
+          changed.set(r[0] as string, {
+            version: r[LEASE_LIST_COLUMNS.length] as string,
+            lease: leaseFromListRow(r.slice(0, LEASE_LIST_COLUMNS.length) as LeaseListRow),
+          });
+      }
+      await client.query("COMMIT");
+      return { now, scopes, changed };
+    } catch (e) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw pgError(e, location, "list leases");
     }
-    await client.query("COMMIT");
-    return { now, scopes, changed };
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw pgError(e, location, "list leases");
-  } finally {
-    client.release();
-  }
+  });
 }

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { randomUuid } from "../../process/random-uuid.js";
 import { ErrorCode, QuiesceError, storeMissing } from "../../domain/errors.js";
 import { migrations } from "./migrations.generated.js";
+import { onBorrowed } from "./pg-tx.js";
 
 export const LATEST_PG_SCHEMA = migrations.length;
 
@@ -15,37 +16,39 @@ export async function migratePg(pool: pg.Pool, schema: string, display: string):
   if (current !== null) checkNotTooNew(current, display);
   if (current === LATEST_PG_SCHEMA) return current;
   const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`quiesce.migrate.${schema}`]);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    await client.query(
-      "CREATE TABLE IF NOT EXISTS quiesce_meta (key text PRIMARY KEY, value text NOT NULL)",
-    );
-    const r = await client.query<{ value: string }>(
-      "SELECT value FROM quiesce_meta WHERE key = 'schema_version'",
-    );
-    const version = Number(r.rows[0]?.value ?? 0);
-    checkNotTooNew(version, display);
-    for (const m of migrations) {
-      if (m.version > version) await client.query(m.sql);
+  return onBorrowed(client, async () => {
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+        `quiesce.migrate.${schema}`,
+      ]);
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(
+        "CREATE TABLE IF NOT EXISTS quiesce_meta (key text PRIMARY KEY, value text NOT NULL)",
+      );
+      const r = await client.query<{ value: string }>(
+        "SELECT value FROM quiesce_meta WHERE key = 'schema_version'",
+      );
+      const version = Number(r.rows[0]?.value ?? 0);
+      checkNotTooNew(version, display);
+      for (const m of migrations) {
+        if (m.version > version) await client.query(m.sql);
+      }
+      await client.query(
+        "INSERT INTO quiesce_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [String(LATEST_PG_SCHEMA)],
+      );
+      await client.query(
+        "INSERT INTO quiesce_meta (key, value) VALUES ('store_id', $1) ON CONFLICT DO NOTHING",
+        [randomUuid()],
+      );
+      await client.query("COMMIT");
+      return LATEST_PG_SCHEMA;
+    } catch (e) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw e;
     }
-    await client.query(
-      "INSERT INTO quiesce_meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      [String(LATEST_PG_SCHEMA)],
-    );
-    await client.query(
-      "INSERT INTO quiesce_meta (key, value) VALUES ('store_id', $1) ON CONFLICT DO NOTHING",
-      [randomUuid()],
-    );
-    await client.query("COMMIT");
-    return LATEST_PG_SCHEMA;
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /**

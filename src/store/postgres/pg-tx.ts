@@ -56,35 +56,25 @@ export function inTransaction<T>(
  * itself. For a sequence of writes that need not commit together (each one atomic on its own),
  * it saves the BEGIN and COMMIT round trips; a driver error becomes one sentence, as above.
  */
-export async function onConnection<T>(
+export function onConnection<T>(
   pool: pg.Pool,
   location: string,
   doing: string,
   fn: (q: Query) => Promise<T>,
 ): Promise<T> {
-  let client: pg.PoolClient;
-  try {
-    client = await pool.connect();
-  } catch (e) {
-    throw pgError(e, location, doing);
-  }
-  try {
-    return await fn(
+  return withClient(pool, location, doing, (client) =>
+    fn(
       async <R extends pg.QueryResultRow>(text: string, params: unknown[] = [], name?: string) =>
         (await client.query<R>(queryConfig(text, params, name))).rows,
-    );
-  } catch (e) {
-    throw pgError(e, location, doing);
-  } finally {
-    client.release();
-  }
+    ),
+  );
 }
 
 /**
  * One statement on any pooled connection (its own transaction). With `name`, a named prepared
  * statement (also when the text was given to `prepareNamed`).
  */
-export async function readRows<R extends pg.QueryResultRow>(
+export function readRows<R extends pg.QueryResultRow>(
   pool: pg.Pool,
   location: string,
   doing: string,
@@ -92,25 +82,76 @@ export async function readRows<R extends pg.QueryResultRow>(
   params: unknown[] = [],
   name?: string,
 ): Promise<R[]> {
-  try {
-    return (await pool.query<R>(queryConfig(text, params, name))).rows;
-  } catch (e) {
-    throw pgError(e, location, doing);
-  }
+  return withClient(
+    pool,
+    location,
+    doing,
+    async (client) => (await client.query<R>(queryConfig(text, params, name))).rows,
+  );
 }
 
 /** readRows with each row as an array of its columns, in the statement's order: for listings,
  * where building an object per row costs more than the query. */
-export async function readArrays<R extends unknown[]>(
+export function readArrays<R extends unknown[]>(
   pool: pg.Pool,
   location: string,
   doing: string,
   text: string,
 ): Promise<R[]> {
+  return withClient(
+    pool,
+    location,
+    doing,
+    async (client) => (await client.query<R>({ text, rowMode: "array" })).rows,
+  );
+}
+
+/**
+ * Takes a pooled connection, runs `fn` on it and gives it back; a driver error becomes one
+ * sentence. The connection is taken first (as pool.query would) so that a failure to connect,
+ * when nothing was sent, is told apart from a failure mid-statement (see isUnsentPgError).
+ */
+async function withClient<T>(
+  pool: pg.Pool,
+  location: string,
+  doing: string,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  let client: pg.PoolClient;
   try {
-    return (await pool.query<R>({ text, rowMode: "array" })).rows;
+    client = await pool.connect();
+  } catch (e) {
+    throw pgError(e, location, doing, { unsent: true });
+  }
+  try {
+    return await onBorrowed(client, fn);
   } catch (e) {
     throw pgError(e, location, doing);
+  }
+}
+
+/**
+ * Runs `fn` on a connection taken from the pool and gives it back, as pool.query does for one
+ * statement: while it is out, the connection's own "error" (the server ended it between two
+ * statements) is caught, not left to crash the process; and a connection that failed is
+ * closed, not put back, so that one the server terminated (its error may come before the
+ * socket's end) is never handed out again.
+ */
+export async function onBorrowed<T>(
+  client: pg.PoolClient,
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  let broken: Error | null = null;
+  const onError = (e: Error) => (broken ??= e);
+  client.on("error", onError);
+  try {
+    return await fn(client);
+  } catch (e) {
+    broken ??= e instanceof Error ? e : new Error(String(e));
+    throw e;
+  } finally {
+    client.removeListener("error", onError);
+    client.release(broken ?? undefined);
   }
 }
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { ErrorCode, QuiesceError } from "../../../src/domain/errors.js";
 import { GroupCommit, MAX_BATCH, YIELD_EVERY_MS } from "../../../src/store/group-commit.js";
 import type {
   JournalResult,
@@ -168,5 +169,62 @@ describe("GroupCommit", () => {
     clearInterval(timer);
     assert.ok(i > 50, `many writes went through (${i})`);
     assert.ok(turns >= 3, `timers fired ${turns} times during ${i} lone writes`);
+  });
+
+  describe("a commit that could not reach the store", () => {
+    const storeDown = (unsent: boolean) =>
+      new QuiesceError(ErrorCode.STORE_UNAVAILABLE, "cannot reach the store", {
+        details: { transient: true, unsent },
+      });
+    /** A store that fails its first `failures` applies with `error`, then commits. */
+    const flaky = (failures: number, error: Error) => {
+      const s = { attempts: [] as number[], calls: 0 };
+      const store = {
+        apply: (ws: readonly JournalWrite[]) => {
+          s.calls++;
+          s.attempts.push(ws.length);
+          return s.calls <= failures
+            ? Promise.reject(error)
+            : Promise.resolve(ws.map(() => ({ ok: true as const, now: 1 })));
+        },
+      } as unknown as JournalStore;
+      return { s, store };
+    };
+    const budget = (ms: number) => {
+      const until = performance.now() + ms;
+      return { remainingMs: () => Math.max(0, until - performance.now()) };
+    };
+
+    test("is sent again, the same writes in the same commit, while the budget lasts", async () => {
+      const { s, store } = flaky(3, storeDown(true));
+      const g = new GroupCommit(store, budget(5_000));
+      const rs = await Promise.all([g.submit(w(1)), g.submit(w(2))]);
+      assert.ok(rs.every((r) => r.ok));
+      assert.deepEqual(s.attempts, [2, 2, 2, 2]);
+      assert.deepEqual([g.commits, g.writes, g.retries], [1, 2, 3]);
+    });
+
+    test("fails once the budget is spent (the lease is no longer surely ours)", async () => {
+      const down = storeDown(true);
+      const { s, store } = flaky(Infinity, down);
+      const g = new GroupCommit(store, budget(300));
+      await assert.rejects(g.submit(w(1)), (e) => e === down);
+      assert.ok(s.calls >= 2 && s.calls < 10, `tried ${s.calls} times in 300 ms`);
+    });
+
+    test("is never sent again when it may have reached the store (it may have committed)", async () => {
+      const maybeSent = storeDown(false);
+      const { s, store } = flaky(1, maybeSent);
+      const g = new GroupCommit(store, budget(5_000));
+      await assert.rejects(g.submit(w(1)), (e) => e === maybeSent);
+      assert.equal(s.calls, 1);
+    });
+
+    test("is never sent again without a budget", async () => {
+      const { s, store } = flaky(1, storeDown(true));
+      const g = new GroupCommit(store);
+      await assert.rejects(g.submit(w(1)), /cannot reach the store/);
+      assert.equal(s.calls, 1);
+    });
   });
 });

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { ErrorCode } from "../../../../src/domain/errors.js";
-import { type PgTarget, parsePgUrl } from "../../../../src/store/postgres/pg-connection.js";
+import {
+  ErrorCode,
+  isTransientStoreError,
+  isUnsentStoreError,
+} from "../../../../src/domain/errors.js";
+import {
+  type PgTarget,
+  parsePgUrl,
+  pgError,
+} from "../../../../src/store/postgres/pg-connection.js";
 import { assertQuiesceError, catchQuiesce } from "../../helpers.js";
 
 describe("parsePgUrl: accepted URLs", () => {
@@ -142,4 +150,66 @@ describe("parsePgUrl: what node-postgres accepts", () => {
       display: "postgres:///db?host=%2Ftmp",
     });
   });
+});
+
+describe("pgError: which failures were never sent", () => {
+  const err = (message: string, props: Record<string, unknown>) =>
+    Object.assign(new Error(message), props);
+  const cases: [string, Error, { unsent?: boolean }, boolean, boolean][] = [
+    // [what, driver error, pgError's option, transient, unsent]
+    [
+      "refused",
+      err("connect ECONNREFUSED", { code: "ECONNREFUSED", syscall: "connect" }),
+      {},
+      true,
+      true,
+    ],
+    [
+      "no such host",
+      err("getaddrinfo ENOTFOUND", { code: "ENOTFOUND", syscall: "getaddrinfo" }),
+      {},
+      true,
+      true,
+    ],
+    [
+      "server starting up",
+      err("the database system is starting up", { code: "57P03" }),
+      {},
+      true,
+      true,
+    ],
+    ["too many connections", err("too many clients", { code: "53300" }), {}, true, true],
+    [
+      "reset mid-statement",
+      err("read ECONNRESET", { code: "ECONNRESET", syscall: "read" }),
+      {},
+      true,
+      false,
+    ],
+    ["dropped mid-statement", err("Connection terminated unexpectedly", {}), {}, true, false],
+    [
+      "dropped while connecting",
+      err("Connection terminated unexpectedly", {}),
+      { unsent: true },
+      true,
+      true,
+    ],
+    ["server shutting down", err("terminating connection", { code: "57P01" }), {}, true, false],
+    [
+      "bad password, while connecting",
+      err("password authentication failed", { code: "28P01" }),
+      { unsent: true },
+      false,
+      false,
+    ],
+    ["a statement error", err("syntax error", { code: "42601" }), {}, false, false],
+  ];
+  for (const [what, e, o, transient, unsent] of cases) {
+    test(`${what}: transient ${transient}, unsent ${unsent}`, () => {
+      const q = pgError(e, "postgres://h/db", "write", o);
+      assert.equal(q.code, ErrorCode.STORE_UNAVAILABLE);
+      assert.equal(isTransientStoreError(q), transient);
+      assert.equal(isUnsentStoreError(q), unsent);
+    });
+  }
 });
