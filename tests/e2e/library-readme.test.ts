@@ -61,7 +61,9 @@ test("the published types compile in a strict consumer project (skipLibCheck: fa
   try {
     const run = (cmd: string, args: string[], cwd: string) =>
       spawnSync(cmd, args, { cwd, encoding: "utf8", timeout: 180_000 });
-    const pack = run("npm", ["pack", "--pack-destination", dir.dir], REPO);
+    // --ignore-scripts: packing must not run `prepare` (a build), which empties dist/cli
+    // under the test files running beside this one (seen: ENOENT for dist/cli/quiesce.cjs).
+    const pack = run("npm", ["pack", "--ignore-scripts", "--pack-destination", dir.dir], REPO);
     assert.equal(pack.status, 0, pack.stderr);
     const tarball = join(dir.dir, pack.stdout.trim().split("\n").at(-1)!);
     const app = join(dir.dir, "app");
