@@ -13,7 +13,12 @@ import { parseArgs, type BackendName } from "./lib/args.js";
 import { benchDir, dropPgSchema, pgUnreachable } from "./lib/bench-env.js";
 import { note, verdicts } from "./lib/report.js";
 import { writeResults } from "./lib/results.js";
-import { measureFairness, printFairness } from "./lease-cycle/fairness.js";
+import {
+  measureFairness,
+  measureLockReference,
+  printFairness,
+  type LockReference,
+} from "./lease-cycle/fairness.js";
 import { measureAdvisoryHandoff, type HandoffReference } from "./lease-cycle/advisory-handoff.js";
 import { printHeartbeat } from "./lease-cycle/heartbeat-report.js";
 import { measureHeartbeat } from "./lease-cycle/heartbeat.js";
@@ -27,6 +32,7 @@ const { dir, cleanup } = benchDir();
 const results: Partial<Record<BackendName, Record<string, unknown>>> = {};
 const skipped: Record<string, string> = {};
 let reference: HandoffReference | null = null;
+let lockReference: LockReference | null | undefined;
 
 async function runBackend(b: BackendName): Promise<void> {
   const out: Record<string, unknown> = {};
@@ -39,10 +45,14 @@ async function runBackend(b: BackendName): Promise<void> {
   }
   if (args.sections.includes("fairness")) {
     reference ??= await measureAdvisoryHandoff(args.pgUrl);
+    // Beside PostgreSQL's figures only: the reference is its server's lock manager, which a
+    // SQLite store has no counterpart of.
+    if (b === "postgres") lockReference ??= await measureLockReference(args.pgUrl, s * 2);
     const r = await measureFairness(
       targetFor(b, dir, args.pgUrl, "fairness.db"),
       s * 2,
       reference,
+      b === "postgres" ? (lockReference ?? null) : null,
       dir,
     );
     printFairness(r);

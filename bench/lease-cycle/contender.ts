@@ -5,6 +5,7 @@
  *
  *   node dist/bench/lease-cycle/contender.js STORE SCOPE HOLD_MS
  */
+import { performance } from "node:perf_hooks";
 import { Leases } from "../../src/lease/leases.js";
 import { openStore } from "../../src/store/open-store.js";
 import { epochMs, sleep } from "../lib/timed-loop.js";
@@ -28,6 +29,8 @@ export type ContenderMessage =
       error?: string;
       /** Calls this process made to the store's lease methods during the run, by method. */
       calls: Record<string, number>;
+      /** Time those calls took (from the call to its promise settling), ms, by method. */
+      callMs?: Record<string, number>;
       /** CPU time (user + system) of this process during the run, ms. */
       cpuMs: number;
     };
@@ -45,13 +48,19 @@ const store = await openStore(storeUrl);
 // Every call to the store's lease methods is counted: how many reads and writes a handoff costs
 // does not depend on the machine's load, the times do.
 const calls: Record<string, number> = {};
+const callMs: Record<string, number> = {};
 const counted = new Proxy(store.leases, {
   get(target, key, receiver) {
     const v = Reflect.get(target, key, receiver) as unknown;
     if (typeof v !== "function" || typeof key !== "string") return v;
     return (...args: unknown[]) => {
       calls[key] = (calls[key] ?? 0) + 1;
-      return (v as (...a: unknown[]) => unknown).apply(target, args);
+      const t = performance.now();
+      const r = (v as (...a: unknown[]) => unknown).apply(target, args);
+      const took = () => (callMs[key] = (callMs[key] ?? 0) + performance.now() - t);
+      if (r instanceof Promise) r.then(took, took);
+      else took();
+      return r;
     };
   },
 });
@@ -72,6 +81,7 @@ try {
   await sleep(Math.max(0, go.startAt - epochMs()));
   cpu = process.cpuUsage();
   for (const k of Object.keys(calls)) delete calls[k];
+  for (const k of Object.keys(callMs)) delete callMs[k];
   while (epochMs() < go.endAt) {
     const waitStart = epochMs();
     const r = await leases.tryAcquire(scope, { wait: "30s", keepAlive: false, ttl: "10s" });
@@ -96,6 +106,14 @@ try {
   error = (e as Error).message;
 }
 const used = process.cpuUsage(cpu);
-send({ type: "done", log, refused, error, calls, cpuMs: (used.user + used.system) / 1000 });
+send({
+  type: "done",
+  log,
+  refused,
+  error,
+  calls,
+  callMs,
+  cpuMs: (used.user + used.system) / 1000,
+});
 await leases.close();
 process.disconnect();

@@ -1,7 +1,9 @@
 import { fork } from "node:child_process";
+import { performance } from "node:perf_hooks";
+import pg from "pg";
 import { fileURLToPath } from "node:url";
 import { fmt, judge, note, table } from "../lib/report.js";
-import { epochMs } from "../lib/timed-loop.js";
+import { epochMs, sleep } from "../lib/timed-loop.js";
 import type { Acquisition, ContenderMessage, ParentMessage } from "./contender.js";
 import { openTarget, type Target } from "./subjects.js";
 import type { HandoffReference } from "./advisory-handoff.js";
@@ -11,6 +13,7 @@ const CONTENDERS = Number(process.env.BENCH_CONTENDERS ?? 4);
 const HOLD_MS = 5;
 const SCOPE = "bench:fairness";
 const CONTENDER = fileURLToPath(new URL("./contender.js", import.meta.url));
+const ADVISORY = fileURLToPath(new URL("./advisory-contender.js", import.meta.url));
 
 export interface FairnessResult {
   backend: string;
@@ -44,11 +47,15 @@ export interface FairnessResult {
   handoff: Quantiles;
   /** pg_advisory_lock's handoff in the same run (the reference), if PostgreSQL is reachable. */
   reference: HandoffReference | null;
+  /** The same contention through pg_advisory_lock, if PostgreSQL is reachable. */
+  lockReference: LockReference | null;
   /** The disk right after the run: an fsync after a hold's worth of idle, and back to back. */
   disk: IdleFsync;
   perProcess: Record<string, number>;
   /** Store lease-method calls of all contenders per acquisition, by method. */
   callsPerAcquisition: Record<string, number>;
+  /** Time in those calls per acquisition, ms, by method (a wait's watch is open all along). */
+  callMsPerAcquisition: Record<string, number>;
   /** CPU (user + system) of all contenders per acquisition, ms. */
   cpuMsPerAcquisition: number;
   refused: number;
@@ -60,13 +67,105 @@ export async function measureFairness(
   t: Target,
   seconds: number,
   reference: HandoffReference | null,
+  lockReference: LockReference | null,
   dir: string,
 ): Promise<FairnessResult> {
   await (await openTarget(t)).close(); // schema in place before the children race to create it
+  const results = await runContenders(CONTENDER, [t.url, SCOPE, String(HOLD_MS)], seconds);
+  const disk = await probeIdleFsync(dir, HOLD_MS);
+  return {
+    ...analyse(t.backend, seconds, results, "token"),
+    reference,
+    lockReference,
+    disk,
+  };
+}
+
+/**
+ * The same contention through PostgreSQL's own lock (advisory-contender.ts): the same number
+ * of processes, the same holds, the same machine, measured just before ours. Null without a
+ * reachable server.
+ */
+export interface LockReference {
+  perSec: number;
+  handoffPct: number;
+  p50IdleGapMs: number;
+  meanHoldMs: number;
+  meanReleaseMs: number;
+  meanIdleGapMs: number;
+  cpuMsPerAcquisition: number;
+  /** A `SELECT 1` round trip after the connection sat idle a hold's length, and back to back. */
+  roundTrip: { idleP50Ms: number; hotP50Ms: number };
+}
+
+export async function measureLockReference(
+  pgUrl: string,
+  seconds: number,
+): Promise<LockReference | null> {
+  const roundTrip = await probeRoundTrip(pgUrl);
+  if (roundTrip === null) return null;
+  const key = String(0x71756966);
+  const r = analyse(
+    "postgres",
+    seconds,
+    await runContenders(ADVISORY, [pgUrl, key, String(HOLD_MS)], seconds),
+    "acquiredAt",
+  );
+  return {
+    perSec: r.perSec,
+    handoffPct: r.handoffPct,
+    p50IdleGapMs: r.p50IdleGapMs,
+    meanHoldMs: r.meanHoldMs,
+    meanReleaseMs: r.meanReleaseMs,
+    meanIdleGapMs: r.meanIdleGapMs,
+    cpuMsPerAcquisition: r.cpuMsPerAcquisition,
+    roundTrip,
+  };
+}
+
+/**
+ * What one hop to the server and back costs on this machine, hot and after a pause as long as
+ * a hold: a handoff is a few such hops in a row (the release, the notice, the re-read), each
+ * after the processes involved sat idle for the hold.
+ */
+async function probeRoundTrip(
+  pgUrl: string,
+): Promise<{ idleP50Ms: number; hotP50Ms: number } | null> {
+  const c = new pg.Client({ connectionString: pgUrl, application_name: "quiesce-bench-rtt" });
+  try {
+    await c.connect();
+  } catch {
+    await c.end().catch(() => undefined);
+    return null;
+  }
+  const one = { name: "one", text: "SELECT 1" };
+  const idle: number[] = [];
+  const hot: number[] = [];
+  try {
+    for (let i = 0; i < 100; i++) {
+      await sleep(HOLD_MS);
+      let t = performance.now();
+      await c.query(one);
+      idle.push(performance.now() - t);
+      for (let j = 0; j < 3; j++) await c.query(one);
+      t = performance.now();
+      await c.query(one);
+      hot.push(performance.now() - t);
+    }
+  } finally {
+    await c.end().catch(() => undefined);
+  }
+  return { idleP50Ms: quantiles(idle).p50, hotP50Ms: quantiles(hot).p50 };
+}
+
+/** Forks the contenders, starts them together, and collects their logs after `seconds`. */
+async function runContenders(
+  script: string,
+  args: string[],
+  seconds: number,
+): Promise<Extract<ContenderMessage, { type: "done" }>[]> {
   const children = Array.from({ length: CONTENDERS }, () =>
-    fork(CONTENDER, [t.url, SCOPE, String(HOLD_MS)], {
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    }),
+    fork(script, args, { stdio: ["ignore", "inherit", "inherit", "ipc"] }),
   );
   const done = children.map(
     (c) =>
@@ -90,9 +189,7 @@ export async function measureFairness(
   const startAt = epochMs() + 200;
   const go: ParentMessage = { type: "go", startAt, endAt: startAt + seconds * 1000 };
   for (const c of children) c.send(go);
-  const results = await Promise.all(done);
-  const disk = await probeIdleFsync(dir, HOLD_MS);
-  return { ...analyse(t.backend, seconds, results), reference, disk };
+  return Promise.all(done);
 }
 
 export interface Quantiles {
@@ -111,10 +208,11 @@ function quantiles(values: number[]): Quantiles {
 function perAcquisition(
   results: Extract<ContenderMessage, { type: "done" }>[],
   acquisitions: number,
+  field: "calls" | "callMs" = "calls",
 ): Record<string, number> {
   const sum: Record<string, number> = {};
   for (const r of results) {
-    for (const [k, n] of Object.entries(r.calls)) sum[k] = (sum[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(r[field] ?? {})) sum[k] = (sum[k] ?? 0) + n;
   }
   for (const k of Object.keys(sum)) sum[k] = sum[k]! / Math.max(1, acquisitions);
   return sum;
@@ -159,12 +257,15 @@ export function overtakes(log: readonly Acquisition[]): {
   return { maxOvertakes, slowestReleaseMs };
 }
 
+/** `order`: the log's order of holders, by fencing token (ours) or by acquisition time (the
+ * advisory lock has no token; one holder at a time, so the two agree). */
 function analyse(
   backend: string,
   seconds: number,
   results: Extract<ContenderMessage, { type: "done" }>[],
-): Omit<FairnessResult, "reference" | "disk"> {
-  const log: Acquisition[] = results.flatMap((r) => r.log).sort((a, b) => a.token - b.token);
+  order: "token" | "acquiredAt",
+): Omit<FairnessResult, "reference" | "lockReference" | "disk"> {
+  const log: Acquisition[] = results.flatMap((r) => r.log).sort((a, b) => a[order] - b[order]);
   let handoffs = 0;
   let gaps = 0;
   const gapList: number[] = [];
@@ -211,6 +312,7 @@ function analyse(
     handoff: quantiles(log.slice(1).map((a, i) => a.acquiredAt - log[i]!.heldUntil)),
     perProcess,
     callsPerAcquisition: perAcquisition(results, log.length),
+    callMsPerAcquisition: perAcquisition(results, log.length, "callMs"),
     cpuMsPerAcquisition: results.reduce((s, r) => s + r.cpuMs, 0) / Math.max(1, log.length),
     refused: results.reduce((s, r) => s + r.refused, 0),
     errors: results.flatMap((r) => (r.error ? [r.error] : [])),
@@ -238,6 +340,17 @@ export function printFairness(r: FairnessResult): void {
           r.perSec >= 0.7 * ideal,
         ),
       ],
+      ...(r.lockReference === null
+        ? []
+        : [
+            [
+              "  the same contention through pg_advisory_lock",
+              fmt(r.lockReference.perSec, 1),
+              `${fmt(r.lockReference.perSec / ideal, 2)}x the hold-time bound`,
+              "",
+              "",
+            ],
+          ]),
       [
         "handoffs (next holder is another process)",
         `${fmt(r.handoffPct, 1)} %`,
@@ -295,6 +408,15 @@ export function printFairness(r: FairnessResult): void {
   note(
     `release() median ${fmt(r.release.p50, 2)}, p90 ${fmt(r.release.p90, 2)}, p99 ${fmt(r.release.p99, 2)} ms; handoff (end of a hold to the next holder's start) median ${fmt(r.handoff.p50, 2)}, p90 ${fmt(r.handoff.p90, 2)}, p99 ${fmt(r.handoff.p99, 2)} ms`,
   );
+  const lr = r.lockReference;
+  if (lr !== null) {
+    note(
+      `pg_advisory_lock's cycle, same processes and holds: ${fmt(1000 / lr.perSec, 2)} ms = hold ${fmt(lr.meanHoldMs, 2)} + unlock ${fmt(lr.meanReleaseMs, 2)} + idle ${fmt(lr.meanIdleGapMs, 2)} ms; ${fmt(lr.handoffPct, 1)} % handoffs; contenders' CPU per acquisition ${fmt(lr.cpuMsPerAcquisition, 2)} ms`,
+    );
+    note(
+      `a round trip to the server (SELECT 1): ${fmt(lr.roundTrip.idleP50Ms, 2)} ms median after ${r.holdMs} ms idle, ${fmt(lr.roundTrip.hotP50Ms, 2)} ms back to back; our handoff is a release, a notice and a re-read in a row, the lock's an unlock and the server waking the blocked session`,
+    );
+  }
   note(
     `the disk just after: an fsync after ${r.disk.pauseMs} ms idle (what each handoff's first commit follows) ${fmt(r.disk.idleMedianUs)} us median, ${fmt(r.disk.idleP90Us)} us p90; back to back ${fmt(r.disk.hotMedianUs)} us`,
   );
@@ -308,5 +430,12 @@ export function printFairness(r: FairnessResult): void {
       2,
     )} (${calls.map(([k, n]) => `${k} ${fmt(n, 2)}`).join(", ")}); contenders' CPU per acquisition: ${fmt(r.cpuMsPerAcquisition, 2)} ms`,
   );
+  const callMs = Object.entries(r.callMsPerAcquisition)
+    .filter(([k]) => k !== "watch") // returns at once; the watch's wait is the wait itself
+    .sort(([a], [b]) => a.localeCompare(b));
+  if (callMs.length > 0)
+    note(
+      `time in store calls per acquisition: ${callMs.map(([k, ms]) => `${k} ${fmt(ms, 2)} ms`).join(", ")}`,
+    );
   for (const e of r.errors) note(`contender error: ${e}`);
 }
