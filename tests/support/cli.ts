@@ -1,7 +1,27 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after } from "node:test";
 import { CLI } from "./paths.js";
+
+/**
+ * Loss events that a test's holder could not write (its store was made to fail) are spooled
+ * in a directory of this test process, never in the machine's own outbox beside the default
+ * store: every later quiesce process on the host would find the files there, for stores long
+ * gone, and pay for looking at them at each start. scripts/run-tests.mjs sets one for the
+ * whole suite; this covers a test file run alone (`node --test dist/tests/...`).
+ */
+let ownOutbox: string | null = null;
+function outboxDir(): string {
+  if (process.env.QUIESCE_OUTBOX_DIR) return process.env.QUIESCE_OUTBOX_DIR;
+  if (ownOutbox === null) {
+    const dir = mkdtempSync(join(tmpdir(), "quiesce-test-outbox-"));
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+    ownOutbox = dir;
+  }
+  return ownOutbox;
+}
 
 export interface CliResult {
   code: number | null;
@@ -36,7 +56,7 @@ export function startProcess(
   env: NodeJS.ProcessEnv = {},
 ): CliProcess {
   const child = spawn(file, args, {
-    env: { ...process.env, QUIESCE_DEBUG: "", ...env },
+    env: { ...process.env, QUIESCE_DEBUG: "", QUIESCE_OUTBOX_DIR: outboxDir(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
