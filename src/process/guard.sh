@@ -42,10 +42,16 @@ now_ms() { local u; read -r u _ </proc/uptime; u=${u/./}; now=$((10#$u * 10)); }
 pause() { local t; printf -v t '%d.%03d' $(($1 / 1000)) $(($1 % 1000)); sleep "$t" </dev/null >/dev/null; }
 # The group leader's /proc/PID/stat fields after its name into f ([0] state, [19] start time);
 # fails when it is gone. The name may hold spaces and parentheses: the fields follow the last ")".
+# Split by the shell's own word splitting, with pathname expansion off for it (the fields are
+# numbers and one letter; nothing else here turns it on or off, and `local -` would need bash
+# 4.4 on the hosts a wave reaches), not by `read -a <<<`: a here-string is a pipe, which bash
+# reads one byte per system call, some 300 for one stat line, at every guard's start.
 leader_stat() {
   local st
   read -r st 2>/dev/null </proc/$pgid/stat || return 1
-  read -r -a f <<<"${st##*) }"
+  set -f
+  f=(${st##*) })
+  set +f
 }
 fire() {
   local state=running f
