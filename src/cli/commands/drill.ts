@@ -56,7 +56,7 @@ export function registerDrill(program: Command): void {
       .option("--parallel <n>", "rows at once", "3")
       .option(
         "--ttl <duration>",
-        "the agents' lease TTL (a restart waits about this long); default 1s, 2s for --agent browser",
+        "the agents' lease TTL (a restart waits about this long); default 1s, 3s for --agent browser",
       )
       .option("--keep", "keep the drill's runtimes and runs in the store (deleted by default)")
       .option("--list", "list every named crash point (QUIESCE_CRASH_AT) and exit")

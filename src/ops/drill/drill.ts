@@ -28,7 +28,9 @@ export interface DrillOptions {
   keep?: boolean;
   /**
    * The agents' lease TTL: a restart waits about this long for the dead one's lease. Default
-   * 1s; 2s for the browser agent, whose chromium competes with its heartbeat on a busy machine.
+   * 1s; 3s for the browser agent, whose chromium competes with its heartbeat on a busy machine
+   * (three rows at once on 2 slow cores starved a 2s lease: the agent fenced itself, exit 76,
+   * before the row could kill it at its point).
    */
   ttl?: string;
   /** Longest wait for any one step. Default 30s. */
@@ -152,7 +154,7 @@ async function drillPoint(
       if (!r.ok) throw new Error(`maintenance ${id} was refused (${r.reason})`);
     },
   };
-  const ttl = o.ttl ?? (agent === "browser" ? "2s" : "1s");
+  const ttl = o.ttl ?? (agent === "browser" ? "3s" : "1s");
   const args = ["--runtime", runtimeId, "--provider", provider.url, "--ttl", ttl];
   const agents: AgentProcess[] = [];
   // What an agent leaves on disk (a browser profile) dies with the row, SIGKILL or not.
