@@ -60,6 +60,10 @@ function post(baseUrl: string, d: DispatchRequest): Promise<Ack> {
       method: "POST",
       headers: { "content-type": "application/json", "idempotency-key": d.key },
       signal: d.signal,
+      // A connection of its own: one kept alive from an earlier request may be closed by the
+      // provider just as this one is written on it, and the request is then lost unseen; the
+      // drill kills the agent right after sent() and would take that for a lookup's case.
+      agent: false,
     });
     req.on("response", (res) => {
       let s = "";
