@@ -8,8 +8,7 @@
  *   node dist/bench/lease-cycle/advisory-contender.js PG_URL KEY HOLD_MS
  */
 import pg from "pg";
-import type { Acquisition, ContenderMessage, ParentMessage } from "./contender.js";
-import { epochMs, sleep } from "../lib/timed-loop.js";
+import { contend } from "./contender-loop.js";
 
 const [pgUrl, keyArg, holdArg] = process.argv.slice(2);
 if (!pgUrl || !keyArg || !process.send) {
@@ -18,7 +17,6 @@ if (!pgUrl || !keyArg || !process.send) {
 }
 const key = Number(keyArg);
 const holdMs = Number(holdArg ?? 5);
-const send = (m: ContenderMessage) => process.send!(m);
 
 const client = new pg.Client({
   connectionString: pgUrl,
@@ -28,45 +26,16 @@ await client.connect();
 // Named statements, as ours are: the reference pays no parsing either.
 const lock = { name: "lock", text: "SELECT pg_advisory_lock($1)", values: [key] };
 const unlock = { name: "unlock", text: "SELECT pg_advisory_unlock($1)", values: [key] };
-const go = await new Promise<ParentMessage>((resolve) => {
-  process.once("message", (m) => resolve(m as ParentMessage));
-  send({ type: "ready" });
-});
-const log: Acquisition[] = [];
-let error: string | undefined;
-let cpu = process.cpuUsage();
+// No fencing token here: the parent orders the log by acquisition time instead.
 let token = 0;
-try {
-  await sleep(Math.max(0, go.startAt - epochMs()));
-  cpu = process.cpuUsage();
-  while (epochMs() < go.endAt) {
-    const waitStart = epochMs();
+await contend(holdMs, {
+  acquire: async () => {
     await client.query(lock);
-    const acquiredAt = epochMs();
-    await sleep(holdMs);
-    const heldUntil = epochMs();
+    return token++;
+  },
+  release: async () => {
     await client.query(unlock);
-    // No fencing token here: the parent orders the log by acquisition time instead.
-    log.push({
-      pid: process.pid,
-      token: token++,
-      waitStart,
-      acquiredAt,
-      heldUntil,
-      releasedAt: epochMs(),
-    });
-  }
-} catch (e) {
-  error = (e as Error).message;
-}
-const used = process.cpuUsage(cpu);
-send({
-  type: "done",
-  log,
-  refused: 0,
-  error,
-  calls: {},
-  cpuMs: (used.user + used.system) / 1000,
+  },
 });
 await client.end().catch(() => undefined);
 process.disconnect();

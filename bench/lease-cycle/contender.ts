@@ -8,7 +8,8 @@
 import { performance } from "node:perf_hooks";
 import { Leases } from "../../src/lease/leases.js";
 import { openStore } from "../../src/store/open-store.js";
-import { epochMs, sleep } from "../lib/timed-loop.js";
+import type { Lease } from "../../src/lease/lease.js";
+import { contend } from "./contender-loop.js";
 
 export interface Acquisition {
   pid: number;
@@ -42,7 +43,6 @@ if (!storeUrl || !scope || !process.send) {
   process.exit(2);
 }
 const holdMs = Number(holdArg ?? 5);
-const send = (m: ContenderMessage) => process.send!(m);
 
 const store = await openStore(storeUrl);
 // Every call to the store's lease methods is counted: how many reads and writes a handoff costs
@@ -69,51 +69,23 @@ const leases = new Leases(
     get: (t, k, r) => (k === "leases" ? counted : (Reflect.get(t, k, r) as unknown)),
   }),
 );
-const go = await new Promise<ParentMessage>((resolve) => {
-  process.once("message", (m) => resolve(m as ParentMessage));
-  send({ type: "ready" });
-});
-const log: Acquisition[] = [];
-let refused = 0;
-let error: string | undefined;
-let cpu = process.cpuUsage();
-try {
-  await sleep(Math.max(0, go.startAt - epochMs()));
-  cpu = process.cpuUsage();
-  for (const k of Object.keys(calls)) delete calls[k];
-  for (const k of Object.keys(callMs)) delete callMs[k];
-  while (epochMs() < go.endAt) {
-    const waitStart = epochMs();
+let holding: Lease | null = null;
+await contend(holdMs, {
+  acquire: async () => {
     const r = await leases.tryAcquire(scope, { wait: "30s", keepAlive: false, ttl: "10s" });
-    if (!r.ok) {
-      refused++;
-      continue;
-    }
-    const acquiredAt = epochMs();
-    await sleep(holdMs);
-    const heldUntil = epochMs();
-    await r.lease.release("bench contender");
-    log.push({
-      pid: process.pid,
-      token: r.lease.token,
-      waitStart,
-      acquiredAt,
-      heldUntil,
-      releasedAt: epochMs(),
-    });
-  }
-} catch (e) {
-  error = (e as Error).message;
-}
-const used = process.cpuUsage(cpu);
-send({
-  type: "done",
-  log,
-  refused,
-  error,
-  calls,
-  callMs,
-  cpuMs: (used.user + used.system) / 1000,
+    if (!r.ok) return null;
+    holding = r.lease;
+    return r.lease.token;
+  },
+  release: async () => {
+    await holding!.release("bench contender");
+    holding = null;
+  },
+  onStart: () => {
+    for (const k of Object.keys(calls)) delete calls[k];
+    for (const k of Object.keys(callMs)) delete callMs[k];
+  },
+  report: () => ({ calls, callMs }),
 });
 await leases.close();
 process.disconnect();

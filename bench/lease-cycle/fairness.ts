@@ -14,6 +14,7 @@ const HOLD_MS = 5;
 const SCOPE = "bench:fairness";
 const CONTENDER = fileURLToPath(new URL("./contender.js", import.meta.url));
 const ADVISORY = fileURLToPath(new URL("./advisory-contender.js", import.meta.url));
+const RAW = fileURLToPath(new URL("./raw-contender.js", import.meta.url));
 
 export interface FairnessResult {
   backend: string;
@@ -49,6 +50,8 @@ export interface FairnessResult {
   reference: HandoffReference | null;
   /** The same contention through pg_advisory_lock, if PostgreSQL is reachable. */
   lockReference: LockReference | null;
+  /** On PostgreSQL: the same handoff with our statements sent by hand (raw-contender.ts). */
+  rawReference: RawReference | null;
   /** The disk right after the run: an fsync after a hold's worth of idle, and back to back. */
   disk: IdleFsync;
   perProcess: Record<string, number>;
@@ -72,12 +75,52 @@ export async function measureFairness(
 ): Promise<FairnessResult> {
   await (await openTarget(t)).close(); // schema in place before the children race to create it
   const results = await runContenders(CONTENDER, [t.url, SCOPE, String(HOLD_MS)], seconds);
+  const rawReference =
+    t.backend === "postgres"
+      ? cycleOf(
+          analyse(
+            t.backend,
+            seconds,
+            await runContenders(RAW, [t.url, `${SCOPE}-raw`, String(HOLD_MS)], seconds),
+            "token",
+          ),
+        )
+      : null;
   const disk = await probeIdleFsync(dir, HOLD_MS);
   return {
     ...analyse(t.backend, seconds, results, "token"),
     reference,
     lockReference,
+    rawReference,
     disk,
+  };
+}
+
+/**
+ * A reference run's figures: its rate, its handoffs, and where its cycle goes. The raw one runs
+ * right after ours, the advisory one before, on the same machine and server.
+ */
+export interface RawReference {
+  perSec: number;
+  handoffPct: number;
+  p50IdleGapMs: number;
+  meanHoldMs: number;
+  meanReleaseMs: number;
+  meanIdleGapMs: number;
+  cpuMsPerAcquisition: number;
+  errors: string[];
+}
+
+function cycleOf(r: ReturnType<typeof analyse>): RawReference {
+  return {
+    perSec: r.perSec,
+    handoffPct: r.handoffPct,
+    p50IdleGapMs: r.p50IdleGapMs,
+    meanHoldMs: r.meanHoldMs,
+    meanReleaseMs: r.meanReleaseMs,
+    meanIdleGapMs: r.meanIdleGapMs,
+    cpuMsPerAcquisition: r.cpuMsPerAcquisition,
+    errors: r.errors,
   };
 }
 
@@ -86,14 +129,7 @@ export async function measureFairness(
  * of processes, the same holds, the same machine, measured just before ours. Null without a
  * reachable server.
  */
-export interface LockReference {
-  perSec: number;
-  handoffPct: number;
-  p50IdleGapMs: number;
-  meanHoldMs: number;
-  meanReleaseMs: number;
-  meanIdleGapMs: number;
-  cpuMsPerAcquisition: number;
+export interface LockReference extends RawReference {
   /** A `SELECT 1` round trip after the connection sat idle a hold's length, and back to back. */
   roundTrip: { idleP50Ms: number; hotP50Ms: number };
 }
@@ -111,16 +147,7 @@ export async function measureLockReference(
     await runContenders(ADVISORY, [pgUrl, key, String(HOLD_MS)], seconds),
     "acquiredAt",
   );
-  return {
-    perSec: r.perSec,
-    handoffPct: r.handoffPct,
-    p50IdleGapMs: r.p50IdleGapMs,
-    meanHoldMs: r.meanHoldMs,
-    meanReleaseMs: r.meanReleaseMs,
-    meanIdleGapMs: r.meanIdleGapMs,
-    cpuMsPerAcquisition: r.cpuMsPerAcquisition,
-    roundTrip,
-  };
+  return { ...cycleOf(r), roundTrip };
 }
 
 /**
@@ -264,7 +291,7 @@ function analyse(
   seconds: number,
   results: Extract<ContenderMessage, { type: "done" }>[],
   order: "token" | "acquiredAt",
-): Omit<FairnessResult, "reference" | "lockReference" | "disk"> {
+): Omit<FairnessResult, "reference" | "lockReference" | "rawReference" | "disk"> {
   const log: Acquisition[] = results.flatMap((r) => r.log).sort((a, b) => a[order] - b[order]);
   let handoffs = 0;
   let gaps = 0;
@@ -351,6 +378,17 @@ export function printFairness(r: FairnessResult): void {
               "",
             ],
           ]),
+      ...(r.rawReference === null
+        ? []
+        : [
+            [
+              "  the same handoff, our SQL sent by hand",
+              fmt(r.rawReference.perSec, 1),
+              `${fmt(r.rawReference.perSec / ideal, 2)}x the hold-time bound`,
+              "",
+              "",
+            ],
+          ]),
       [
         "handoffs (next holder is another process)",
         `${fmt(r.handoffPct, 1)} %`,
@@ -416,6 +454,13 @@ export function printFairness(r: FairnessResult): void {
     note(
       `a round trip to the server (SELECT 1): ${fmt(lr.roundTrip.idleP50Ms, 2)} ms median after ${r.holdMs} ms idle, ${fmt(lr.roundTrip.hotP50Ms, 2)} ms back to back; our handoff is a release, a notice and a re-read in a row, the lock's an unlock and the server waking the blocked session`,
     );
+  }
+  const raw = r.rawReference;
+  if (raw !== null) {
+    note(
+      `our SQL sent by hand (the store's ACQUIRE, PEEK, RELEASE; a LISTEN client; no library), same processes and holds: ${fmt(1000 / raw.perSec, 2)} ms = hold ${fmt(raw.meanHoldMs, 2)} + release ${fmt(raw.meanReleaseMs, 2)} + idle ${fmt(raw.meanIdleGapMs, 2)} ms; ${fmt(raw.handoffPct, 1)} % handoffs; contenders' CPU per acquisition ${fmt(raw.cpuMsPerAcquisition, 2)} ms`,
+    );
+    for (const e of raw.errors) note(`raw contender error: ${e}`);
   }
   note(
     `the disk just after: an fsync after ${r.disk.pauseMs} ms idle (what each handoff's first commit follows) ${fmt(r.disk.idleMedianUs)} us median, ${fmt(r.disk.idleP90Us)} us p90; back to back ${fmt(r.disk.hotMedianUs)} us`,

@@ -525,7 +525,7 @@ prepareNamed({
 });
 
 /** $3..$12 of ACQUIRE and TAKE_OVER: the owner's columns, in table order. */
-function ownerArgs(o: LeaseOwner): unknown[] {
+export function ownerArgs(o: LeaseOwner): unknown[] {
   return [
     o.runId,
     o.system,
