@@ -2,9 +2,9 @@
 // `quiesce --version` answers without loading the CLI; every other command runs from the CLI's
 // bundle, dist/cli/quiesce.cjs (quiesce-run.cjs for `run`), compiled from its V8 code cache
 // (scripts/bundle-cli.mjs), except `drill` and `serve`, which find files beside their own
-// modules in dist/src (ES modules, imported). This file is CommonJS (bin/package.json says so): a CommonJS entry
-// spares node its ES module loader, which `quiesce run` never needs. Start-up time: see
-// bench/startup.ts.
+// modules in dist/src (ES modules, imported). This file is CommonJS (bin/package.json says
+// so): a CommonJS entry spares node its ES module loader, which `quiesce run` never needs.
+// Start-up time: see bench/startup.ts.
 "use strict";
 const { readFileSync, writeFileSync } = require("node:fs");
 const { dirname, join } = require("node:path");

@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // Bundles the CLI (tsc's dist/src/cli/main.js and what it imports) into one file,
 // dist/cli/quiesce.cjs, with esbuild, and builds V8's code cache for it; run by `npm run build`
-// after tsc. A second bundle, dist/cli/quiesce-run.cjs, is the same CLI with `run` as its only
-// command (RUN_ONLY below): 340 KB where the whole is 610, and on a machine where each page
-// first touched costs some 10 us, reading and decoding the other 270 KB on every `quiesce run`
-// took about 2 ms (bench/startup.ts). bin/quiesce.js picks it for `run`; `quiesce run --help`
-// is the same in both, as the CLI registers only the command it was asked for. Start-up only (issue 12): as ES modules, `quiesce run` had node resolve, read
+// after tsc. Start-up only (issue 12): as ES modules, `quiesce run` had node resolve, read
 // (asynchronously, one by one) and compile some 90 files; one CommonJS file read at once and
 // compiled from a code cache costs far less (bench/startup.ts measures it). The library entry
-// stays dist/src, plain tsc output; bin/quiesce.js is the only user of the bundle.
+// stays dist/src, plain tsc output; bin/quiesce.js is the only user of the bundles.
+//
+// A second bundle, dist/cli/quiesce-run.cjs, is the same CLI with `run` as its only command
+// (runOnly below): 344 KB where the whole is 610. On a machine where each page first touched
+// costs some 10 us, reading, decoding and deserializing the other commands' share made every
+// `quiesce run` about 8 ms slower, whole process (bench/startup.ts). bin/quiesce.js picks it
+// for `run`; `quiesce run --help` is the same from both, as the CLI registers only the command
+// it was asked for.
 //
 // - CommonJS, one file: each command's module (src/cli/command-table.ts) and each store backend
 //   become lazily evaluated parts of it, and the packages they import are required only then,
@@ -23,8 +26,9 @@
 // - Each bundle's code cache (quiesce.cjs.cache, quiesce-run.cjs.cache) is written by a first
 //   run of a command on a scratch store (train below), so that it holds the functions that
 //   path compiles. V8 refuses a cache made by another node or for a source of another
-//   length, and bin/quiesce.js then compiles from source as before. V8 does not compare the source's content: the two files are only ever written
-//   together, here, after dist/cli is emptied; never edit one without the other.
+//   length, and bin/quiesce.js then compiles from source as before. V8 does not compare the
+//   source's content: a bundle and its cache are only ever written together, here, after
+//   dist/cli is emptied; never edit one without the other.
 import { build } from "esbuild";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -90,11 +94,11 @@ const runOnly = {
 
 const outdir = join(root, "dist", "cli");
 rmSync(outdir, { recursive: true, force: true });
-for (const [file, plugins] of [
-  ["quiesce.cjs", [nativeAddonFromPackage]],
-  ["quiesce-run.cjs", [nativeAddonFromPackage, runOnly]],
-])
-  await bundle(file, plugins);
+const BUNDLES = [
+  { file: "quiesce.cjs", plugins: [nativeAddonFromPackage] },
+  { file: "quiesce-run.cjs", plugins: [nativeAddonFromPackage, runOnly] },
+];
+for (const { file, plugins } of BUNDLES) await bundle(file, plugins);
 
 async function bundle(file, plugins) {
   await build({
@@ -134,7 +138,7 @@ async function bundle(file, plugins) {
 // ellipsis in a regular expression was one) makes it decode all 800 KB as UTF-8 into a two-byte
 // string, slower to read and to compile on every start. esbuild escapes strings, not every
 // literal, so the build says where one is.
-for (const file of ["quiesce.cjs", "quiesce-run.cjs"]) {
+for (const { file } of BUNDLES) {
   const bundled = readFileSync(join(outdir, file), "latin1");
   const nonAscii = /[^\t\n\r\x20-\x7e]/.exec(bundled);
   if (nonAscii !== null) {
