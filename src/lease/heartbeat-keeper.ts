@@ -79,6 +79,13 @@ export class HeartbeatKeeper implements KeeperHooks {
   private failingSince = 0;
   /** While failing: when to try again (monotonic ms). */
   private retryAt = 0;
+  /** The last failed attempt's error, for the reason a lease gives when it is lost. */
+  private lastError: unknown = null;
+  /** How long the last answered renewal took (ms), and when the keeper last ran a tick. */
+  private lastRoundTripMs: number | null = null;
+  private lastTickAt: number | null = null;
+  /** While the clock watch handles a jump: how far the wall clock moved ahead (ms). */
+  private jumpMs: number | null = null;
 
   /** Wall minus monotonic time at the last clock watch: a jump means a suspend (or a step). */
   private clockOffset: number | null = null;
@@ -109,6 +116,29 @@ export class HeartbeatKeeper implements KeeperHooks {
    */
   overdue(now = readClock()): boolean {
     return this.renewTimer.overdue(now.mono) || this.deadlineTimer.overdue(now.mono);
+  }
+
+  /**
+   * Why `lease` had no successful renewal in time, as far as this keeper can tell: the store
+   * did not answer, it answered with errors, or the renewal never started because the process
+   * did not run its timers (a blocked event loop, a starved CPU). Appended to the reason a
+   * lease gives when it is lost, so that an operator reading exit 76 knows where to look.
+   */
+  explainMissedRenewal(lease: Lease, now: ClockReading = readClock()): string {
+    const ms = (t: number) => formatDuration(Math.max(0, Math.round(t)));
+    if (this.jumpMs !== null)
+      return `the wall clock moved ${ms(this.jumpMs)} ahead of the monotonic one (a suspend, or the clock was set)`;
+    if (this.inFlight && this.leases.has(lease))
+      return `a renewal sent ${ms(now.mono - this.inFlightSince)} ago had no answer from the store yet`;
+    if (this.failures > 0) {
+      const why = this.lastError instanceof Error ? this.lastError.message : String(this.lastError);
+      return `${this.failures} renewal attempt(s) failed, the last: ${why}`;
+    }
+    const dueAt = lease.renewedAt.mono + lease.timing.heartbeatMs;
+    const ran = this.lastTickAt === null ? "never" : `${ms(now.mono - this.lastTickAt)} ago`;
+    const trip =
+      this.lastRoundTripMs === null ? "" : `; the last renewal took ${ms(this.lastRoundTripMs)}`;
+    return `the next renewal was due ${ms(now.mono - dueAt)} ago and had not started (the keeper last ran ${ran}: the process did not get to its timers${trip})`;
   }
 
   track(lease: Lease): void {
@@ -147,8 +177,13 @@ export class HeartbeatKeeper implements KeeperHooks {
     const now = this.clock();
     const offset = now.wall - now.mono;
     const jumped = this.clockOffset !== null && offset - this.clockOffset > CLOCK_JUMP_MS;
+    const jumpMs = this.clockOffset === null ? 0 : offset - this.clockOffset;
     this.clockOffset = offset;
-    if (jumped) this.loseExpired(now);
+    if (jumped) {
+      this.jumpMs = jumpMs;
+      this.loseExpired(now);
+      this.jumpMs = null;
+    }
   }
 
   untrack(lease: Lease): void {
@@ -195,6 +230,7 @@ export class HeartbeatKeeper implements KeeperHooks {
     if (this.stopped || this.inFlight) return;
     const start = readClock();
     this.loseExpired(start); // past its deadline: never renewed again
+    this.lastTickAt = start.mono; // after: a lease found lost here says when the keeper ran before
     const batch: Lease[] = [];
     for (const l of this.leases) {
       const dueIn = l.timing.heartbeatMs - (start.mono - l.renewedAt.mono);
@@ -210,6 +246,7 @@ export class HeartbeatKeeper implements KeeperHooks {
       const { refused } = await this.store.leases.renew(
         batch.map((l) => ({ scope: l.scope, token: l.token, ttlMs: l.timing.ttlMs })),
       );
+      this.lastRoundTripMs = readClock().mono - start.mono;
       for (const l of batch) {
         if (!refused.has(l.scope)) l.renewed(start);
         else
@@ -220,6 +257,7 @@ export class HeartbeatKeeper implements KeeperHooks {
       if (this.failures > 0) this.recordRecovery(batch, start.wall);
     } catch (e) {
       if (this.failures++ === 0) this.failingSince = start.wall;
+      this.lastError = e;
       // Retry well inside the shortest heartbeat: the deadline, not the retry, ends the lease.
       let hb = Infinity;
       for (const l of batch) hb = Math.min(hb, l.timing.heartbeatMs);

@@ -20,6 +20,8 @@ import { EventOutbox } from "./event-outbox.js";
 /** What the keeper needs from a lease it renews. */
 export interface KeeperHooks {
   untrack(lease: Lease): void;
+  /** Why the lease's renewals did not succeed in time (the keeper's own account). */
+  explainMissedRenewal(lease: Lease, now: ClockReading): string;
 }
 
 /** How long the release of a lease already lost may take. */
@@ -257,8 +259,9 @@ export class Lease implements AsyncDisposable, DeadlineSource {
   /** @internal marks the lease lost if its local deadline has passed at `now`. */
   checkDeadline(now: ClockReading = readClock()): void {
     if (this.lossReason === null && !this.released && isPastLocalDeadline(this.window, now)) {
+      const why = this.keeper === null ? "" : `: ${this.keeper.explainMissedRenewal(this, now)}`;
       this.markLost(
-        `no successful renewal within ${formatDuration(this.window.budgetMs)} (TTL ${formatDuration(this.timing.ttlMs)} minus a safety margin of ${formatDuration(this.timing.safetyMarginMs)})`,
+        `no successful renewal within ${formatDuration(this.window.budgetMs)} (TTL ${formatDuration(this.timing.ttlMs)} minus a safety margin of ${formatDuration(this.timing.safetyMarginMs)})${why}`,
       );
     }
   }

@@ -99,6 +99,10 @@ describe("HeartbeatKeeper", () => {
       `lost after ${elapsed} ms, soon after the ${budget} ms budget`,
     );
     assert.match(lease.lostReason!, /no successful renewal within/);
+    assert.match(
+      lease.lostReason!,
+      /a renewal sent \d[\d.]*(ms|s) ago had no answer from the store yet/,
+    );
     assert.equal(fake.calls.length, 1, "no second renewal while the first is in flight");
   });
 
@@ -127,6 +131,23 @@ describe("HeartbeatKeeper", () => {
     await sleep(500);
     keeper.stop();
     assert.equal(leases[0]!.lost, true);
+    assert.match(leases[0]!.lostReason!, /\d+ renewal attempt\(s\) failed, the last: /);
+  });
+
+  test("a lease lost because the process never ran its timers says so, not that the store was slow", async () => {
+    const { keeper, leases } = setup(1, 300, 100);
+    const lease = leases[0]!;
+    // Hold the event loop past the whole budget: the renewal timer cannot fire.
+    const until = readClock().mono + 400;
+    while (readClock().mono < until) {
+      /* a synchronous stretch, as a starved or blocked process has */
+    }
+    await aborted(lease.signal);
+    keeper.stop();
+    assert.match(
+      lease.lostReason!,
+      /the next renewal was due \d[\d.]*(ms|s) ago and had not started \(the keeper last ran never: the process did not get to its timers\)/,
+    );
   });
 
   test("a process that was paused past its deadline finds the lease lost on the spot", () => {
@@ -269,6 +290,7 @@ describe("HeartbeatKeeper: a resume from suspend", () => {
     keeper.onClockTick();
     assert.equal(lease.signal.aborted, true, "the jump is noticed on the tick");
     assert.match(lease.lostReason ?? "", /no successful renewal/);
+    assert.match(lease.lostReason ?? "", /the wall clock moved 1m00s ahead of the monotonic one/);
     keeper.stop();
   });
 
