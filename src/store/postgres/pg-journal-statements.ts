@@ -1,9 +1,10 @@
 /**
  * The PostgreSQL journal's SQL. Each write is one statement: a `fence` CTE locks the run row
- * (FOR UPDATE) and the lease row of its scope (FOR SHARE) only if the lease is held with the
+ * (FOR UPDATE) and the lease row of its scope (FOR KEY SHARE) only if the lease is held with the
  * writer's token and unexpired on the server's clock (I3, I10) and the run is at the expected
- * sequence; the changes are taken FROM that CTE, so a refused write changes nothing. The share
- * lock keeps a takeover or new acquisition of the lease from committing in between.
+ * sequence; the changes are taken FROM that CTE, so a refused write changes nothing. The key
+ * share lock keeps a takeover or new acquisition of the lease from committing in between, and
+ * lets its renewal through (migrations/0007_fence_key_share.sql).
  */
 
 export const RUN_COLUMNS = `r.run_id, r.runtime_id, r.scope, r.state, r.seq, r.token, r.checkpoint,
@@ -25,7 +26,7 @@ WITH clock AS (SELECT clock_timestamp() AS now),
 fence AS (
   SELECT l.scope FROM quiesce_leases l, clock
    WHERE l.scope = $3 AND l.held AND l.token = $4 AND l.expires_at > clock.now
-  FOR SHARE OF l
+  FOR KEY SHARE OF l
 )
 INSERT INTO quiesce_runs (run_id, runtime_id, scope, state, seq, token, checkpoint, review_reason,
     created_at, updated_at)
@@ -38,7 +39,7 @@ const FENCE = `
 fence AS (
   SELECT r.run_id FROM quiesce_runs r JOIN quiesce_leases l ON l.scope = r.scope, clock
    WHERE r.run_id = $1 AND r.seq = $3 AND l.held AND l.token = $2 AND l.expires_at > clock.now
-  FOR UPDATE OF r FOR SHARE OF l
+  FOR UPDATE OF r FOR KEY SHARE OF l
 )`;
 
 /** $1 run_id, $2 token, $3 expected seq, $4 seq, $5 from state (null: insert), $6 key,
@@ -100,11 +101,11 @@ SELECT l.scope, l.token, l.held, l.run_id, l.system, l.host, l.pid, l.pid_start,
   LEFT JOIN quiesce_leases l ON l.scope = coalesce(r.scope, $3::text)
   LEFT JOIN quiesce_effects e ON e.run_id = $1 AND e.key = $2`;
 
-/** $1 scope, $2 token: is the lease current? Locks it FOR SHARE until commit. */
+/** $1 scope, $2 token: is the lease current? Locks it FOR KEY SHARE until commit. */
 export const LEASE_FENCE = `
 SELECT l.scope FROM quiesce_leases l
  WHERE l.scope = $1 AND l.held AND l.token = $2 AND l.expires_at > clock_timestamp()
-FOR SHARE OF l`;
+FOR KEY SHARE OF l`;
 
 const RUNTIME_FIELDS = `scope = $2, state = $3, version = $4, incarnation = $5, token = $6,
   host = $7, pid = $8, maintenance_id = $9, accepting_work = $10, active_runs = $11,
@@ -156,7 +157,7 @@ fence AS (
     JOIN quiesce_leases l ON l.scope = r.scope AND l.held AND l.token = w.token, clock
    WHERE l.expires_at > clock.now
   ORDER BY w.run_id
-  FOR UPDATE OF r FOR SHARE OF l
+  FOR UPDATE OF r FOR KEY SHARE OF l
 ),
 ins AS (
   INSERT INTO quiesce_effects (run_id, key, ordinal, provider, state, prev_state, seq, attempt,
@@ -204,7 +205,7 @@ fence AS (
     JOIN quiesce_leases l ON l.scope = w.scope AND l.held AND l.token = w.token, clock
    WHERE l.expires_at > clock.now
   ORDER BY w.scope
-  FOR SHARE OF l
+  FOR KEY SHARE OF l
 )
 INSERT INTO quiesce_runs (run_id, runtime_id, scope, state, seq, token, checkpoint, review_reason,
     created_at, updated_at)
@@ -233,7 +234,7 @@ fence AS (
     JOIN quiesce_leases l ON l.scope = r.scope AND l.held AND l.token = w.token, clock
    WHERE l.expires_at > clock.now
   ORDER BY w.run_id
-  FOR UPDATE OF r FOR SHARE OF l
+  FOR UPDATE OF r FOR KEY SHARE OF l
 )
 UPDATE quiesce_runs r
    SET seq = f.seq, token = f.token, state = f.state,

@@ -2,7 +2,8 @@
  * The PostgreSQL backend's SQL. Times are the server's clock_timestamp() (I10), read once per
  * statement in the `clock` CTE. A lease is current when `held AND token = $token AND
  * expires_at > now`; every write under a lease repeats that fence in its WHERE clause, and the
- * UPDATE's row lock (or FOR SHARE) keeps a concurrent acquisition from slipping in between.
+ * UPDATE's row lock (or FOR KEY SHARE) keeps a concurrent acquisition from slipping in between.
+ * Why KEY SHARE, and not SHARE: migrations/0007_fence_key_share.sql.
  */
 import { LEASE_LIST_COLUMNS } from "../rows.js";
 
@@ -336,14 +337,14 @@ UPDATE quiesce_leases SET child_pid = $3, child_pid_start = $4
  WHERE scope = $1 AND token = $2 AND held AND expires_at > clock_timestamp()
 RETURNING scope`;
 
-/** $1 scope, $2 token, $3 key, $4 value. FOR SHARE holds the lease row until commit, so an
+/** $1 scope, $2 token, $3 key, $4 value. FOR KEY SHARE holds the lease row until commit, so an
  * acquisition (which must lock it to change the token) cannot commit in between. */
 export const PUT_STATE = `
 WITH clock AS (SELECT clock_timestamp() AS now),
 fence AS (
   SELECT l.scope FROM quiesce_leases l, clock
    WHERE l.scope = $1 AND l.token = $2 AND l.held AND l.expires_at > clock.now
-  FOR SHARE OF l
+  FOR KEY SHARE OF l
 )
 INSERT INTO quiesce_state (scope, key, value, token, updated_at)
 SELECT $1, $3, $4, $2, clock.now FROM fence, clock

@@ -2,9 +2,10 @@ import { wakeHead } from "./pg-statements.js";
 
 /**
  * The PostgreSQL waves' SQL. Every write is one statement whose `fence` CTE locks the wave's
- * lease row FOR SHARE only if it is held with the writer's token and unexpired on the server's
+ * lease row FOR KEY SHARE only if it is held with the writer's token and unexpired on the server's
  * clock (I3, I10); the change is taken FROM that CTE, so a refused write changes nothing, and
- * the share lock keeps a takeover of the lease from committing in between. The UPDATE is a
+ * the lock keeps a takeover or release of the lease from committing in between, and lets its
+ * renewal through (migrations/0007_fence_key_share.sql). The UPDATE is a
  * compare-and-swap on the state the writer saw.
  */
 
@@ -37,7 +38,7 @@ clock AS (SELECT clock_timestamp() AS now),
 fence AS (
   SELECT l.scope FROM quiesce_leases l, clock
    WHERE l.scope = $1 AND l.held AND l.token = $2 AND l.expires_at > clock.now
-  FOR SHARE OF l
+  FOR KEY SHARE OF l
 )`;
 
 /** $1 lease scope, $2 token, $3 wave, $4 host, $5 from, $6 to, $7 reason, $8 detail, $9 run id
