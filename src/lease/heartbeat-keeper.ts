@@ -84,8 +84,6 @@ export class HeartbeatKeeper implements KeeperHooks {
   /** How long the last answered renewal took (ms), and when the keeper last ran a tick. */
   private lastRoundTripMs: number | null = null;
   private lastTickAt: number | null = null;
-  /** While the clock watch handles a jump: how far the wall clock moved ahead (ms). */
-  private jumpMs: number | null = null;
 
   /** Wall minus monotonic time at the last clock watch: a jump means a suspend (or a step). */
   private clockOffset: number | null = null;
@@ -126,8 +124,6 @@ export class HeartbeatKeeper implements KeeperHooks {
    */
   explainMissedRenewal(lease: Lease, now: ClockReading = readClock()): string {
     const ms = (t: number) => formatDuration(Math.max(0, Math.round(t)));
-    if (this.jumpMs !== null)
-      return `the wall clock moved ${ms(this.jumpMs)} ahead of the monotonic one (a suspend, or the clock was set)`;
     if (this.inFlight && this.leases.has(lease))
       return `a renewal sent ${ms(now.mono - this.inFlightSince)} ago had no answer from the store yet`;
     if (this.failures > 0) {
@@ -176,14 +172,13 @@ export class HeartbeatKeeper implements KeeperHooks {
     }
     const now = this.clock();
     const offset = now.wall - now.mono;
-    const jumped = this.clockOffset !== null && offset - this.clockOffset > CLOCK_JUMP_MS;
-    const jumpMs = this.clockOffset === null ? 0 : offset - this.clockOffset;
+    const movedMs = this.clockOffset === null ? 0 : offset - this.clockOffset;
     this.clockOffset = offset;
-    if (jumped) {
-      this.jumpMs = jumpMs;
-      this.loseExpired(now);
-      this.jumpMs = null;
-    }
+    if (movedMs > CLOCK_JUMP_MS)
+      this.loseExpired(
+        now,
+        `the wall clock moved ${formatDuration(Math.round(movedMs))} ahead of the monotonic one (a suspend, or the clock was set)`,
+      );
   }
 
   untrack(lease: Lease): void {
@@ -213,11 +208,11 @@ export class HeartbeatKeeper implements KeeperHooks {
     this.deadlineTimer.arm(nextDeadline + 1, now.mono);
   }
 
-  /** Marks every lease past its local deadline as lost, in one pass. */
-  private loseExpired(now: ClockReading): void {
+  /** Marks every lease past its local deadline as lost, in one pass; `cause`: why, if known. */
+  private loseExpired(now: ClockReading, cause?: string): void {
     const late: Lease[] = [];
     for (const l of this.leases) if (l.validityAt(now) <= 0) late.push(l);
-    for (const l of late) l.checkDeadline(now); // marks it lost (and untracks it)
+    for (const l of late) l.checkDeadline(now, cause); // marks it lost (and untracks it)
   }
 
   private enforceDeadlines(): void {

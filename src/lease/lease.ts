@@ -256,10 +256,14 @@ export class Lease implements AsyncDisposable, DeadlineSource {
     });
   }
 
-  /** @internal marks the lease lost if its local deadline has passed at `now`. */
-  checkDeadline(now: ClockReading = readClock()): void {
+  /**
+   * @internal marks the lease lost if its local deadline has passed at `now`; the reason says
+   * why, `cause` when the caller knows it, otherwise as the keeper explains it.
+   */
+  checkDeadline(now: ClockReading = readClock(), cause?: string): void {
     if (this.lossReason === null && !this.released && isPastLocalDeadline(this.window, now)) {
-      const why = this.keeper === null ? "" : `: ${this.keeper.explainMissedRenewal(this, now)}`;
+      const explained = cause ?? this.keeper?.explainMissedRenewal(this, now);
+      const why = explained === undefined ? "" : `: ${explained}`;
       this.markLost(
         `no successful renewal within ${formatDuration(this.window.budgetMs)} (TTL ${formatDuration(this.timing.ttlMs)} minus a safety margin of ${formatDuration(this.timing.safetyMarginMs)})${why}`,
       );
