@@ -1,6 +1,6 @@
 import { EventKind, type EventInput } from "../domain/event.js";
 import { isHostState, isWaveState } from "../domain/wave-state.js";
-import type { WaveHostRecord, WaveRecord, WaveWrite } from "./wave-store.js";
+import type { WaveHostRecord, WaveHostSummary, WaveRecord, WaveWrite } from "./wave-store.js";
 
 /** Both backends select waves and hosts under these names, times as epoch ms. */
 export interface WaveRow {
@@ -79,6 +79,36 @@ export function hostFromRow(r: WaveHostRow): WaveHostRecord {
     startedAt: num(r.started_at),
     finishedAt: num(r.finished_at),
     updatedAt: Number(r.updated_at),
+  };
+}
+
+/** A host row as listHostSummaries reads it (HOST_SUMMARY_COLUMNS on PostgreSQL). */
+export type WaveHostSummaryRow = Pick<
+  WaveHostRow,
+  | "host"
+  | "grp"
+  | "state"
+  | "attempts"
+  | "run_id"
+  | "reason"
+  | "detail"
+  | "started_at"
+  | "finished_at"
+>;
+
+export function hostSummaryFromRow(wave: string, r: WaveHostSummaryRow): WaveHostSummary {
+  if (!isHostState(r.state))
+    throw new Error(`host ${r.host} of wave ${wave} has an unknown state "${r.state}"`);
+  return {
+    host: r.host,
+    group: r.grp,
+    state: r.state,
+    attempts: Number(r.attempts),
+    runId: r.run_id,
+    reason: r.reason,
+    detail: r.detail,
+    startedAt: num(r.started_at),
+    finishedAt: num(r.finished_at),
   };
 }
 

@@ -20,6 +20,11 @@ export interface WaveStore {
   listWaves(): Promise<{ waves: WaveSummary[]; now: number }>;
   /** Every host of the wave, in wave order. */
   listHosts(name: string): Promise<WaveHostRecord[]>;
+  /**
+   * Every host of the wave, in wave order, with only what `wave status` shows: a 10,000-host
+   * wave's status reads 10,000 rows, and on PostgreSQL each column of each row is parsed.
+   */
+  listHostSummaries(name: string): Promise<WaveHostSummary[]>;
 
   /**
    * Applies every write in ONE commit (group commit: hosts finishing together share the
@@ -112,6 +117,20 @@ export interface WaveHostRecord {
   finishedAt: number | null;
   updatedAt: number;
 }
+
+/** A host as `wave status` shows it (see listHostSummaries). */
+export type WaveHostSummary = Pick<
+  WaveHostRecord,
+  | "host"
+  | "group"
+  | "state"
+  | "attempts"
+  | "runId"
+  | "reason"
+  | "detail"
+  | "startedAt"
+  | "finishedAt"
+>;
 
 export type WaveWrite =
   | {

@@ -6,7 +6,7 @@ import { remainingHosts } from "../domain/wave-plan.js";
 import { countHosts, HostState, WaveState, type HostCounts } from "../domain/wave-state.js";
 import { parseWindow } from "../domain/wave-window.js";
 import type { Store } from "../store/store.js";
-import type { WaveHostRecord } from "../store/wave-store.js";
+import type { WaveHostSummary } from "../store/wave-store.js";
 import type { StoredSettings } from "./run-options.js";
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -33,7 +33,7 @@ export async function waveStatus(store: Store, name: string) {
   validateWaveName(name);
   const [{ wave, now }, hosts, { lease }, { runtime }] = await Promise.all([
     store.waves.getWave(name),
-    store.waves.listHosts(name),
+    store.waves.listHostSummaries(name),
     store.leases.getLease(waveScope(name)),
     store.journal.getRuntime(waveRuntimeId(name)),
   ]);
@@ -110,7 +110,7 @@ export async function waveStatus(store: Store, name: string) {
 
 export type WaveStatus = Awaited<ReturnType<typeof waveStatus>>;
 
-function hostView(h: WaveHostRecord): WaveHostView {
+function hostView(h: WaveHostSummary): WaveHostView {
   return {
     host: h.host,
     group: h.group,

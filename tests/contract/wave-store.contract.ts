@@ -125,6 +125,52 @@ export async function defineWaveStoreContract(backend: Backend): Promise<void> {
         assert.deepEqual(byName.w2, { pending: 1 });
       }));
 
+    test("listHostSummaries: listHosts' hosts, order and values, with only what status shows", () =>
+      withStore("wave-host-summaries", async (store) => {
+        await store.waves.create(def(), HOSTS);
+        const token = await acquire(store);
+        const started = await apply1(store, hostWrite(token, { start: true, runId: "wave:w1:a" }));
+        assert.ok(started.ok);
+        const failed = hostWrite(token, {
+          from: "running",
+          to: "failed",
+          reason: "patch exited 3",
+          detail: JSON.stringify({ exitCode: 3 }),
+          finish: true,
+        });
+        const done = await apply1(store, failed);
+        assert.ok(done.ok);
+        const full = await store.waves.listHosts("w1");
+        const summaries = await store.waves.listHostSummaries("w1");
+        const fields = [
+          "host",
+          "group",
+          "state",
+          "attempts",
+          "runId",
+          "reason",
+          "detail",
+          "startedAt",
+          "finishedAt",
+        ] as const;
+        assert.deepEqual(
+          summaries.map((s) => Object.keys(s).sort()),
+          full.map(() => [...fields].sort()),
+          "exactly the summary's fields",
+        );
+        assert.deepEqual(
+          summaries,
+          full.map((h) => Object.fromEntries(fields.map((f) => [f, h[f]]))),
+        );
+        const a = summaries.find((h) => h.host === "a")!;
+        assert.equal(a.state, "failed");
+        assert.deepEqual(
+          [a.reason, a.detail, a.runId, a.attempts, a.startedAt, a.finishedAt],
+          ["patch exited 3", '{"exitCode":3}', "wave:w1:a", 1, started.now, done.now],
+        );
+        assert.deepEqual(await store.waves.listHostSummaries("nope"), []);
+      }));
+
     test("a host state change under the current token: written with its token, attempts, times", () =>
       withStore("wave-host-write", async (store) => {
         await store.waves.create(def(), HOSTS);

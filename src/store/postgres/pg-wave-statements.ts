@@ -18,6 +18,10 @@ export const HOST_COLUMNS = `h.wave, h.host, h.ordinal, h.grp, h.state, h.attemp
   h.token, h.reason, h.detail, quiesce_ms(h.started_at) AS started_at,
   quiesce_ms(h.finished_at) AS finished_at, quiesce_ms(h.updated_at) AS updated_at`;
 
+/** What `wave status` reads of a host (WaveHostSummary). */
+export const HOST_SUMMARY_COLUMNS = `h.host, h.grp, h.state, h.attempts, h.run_id, h.reason, h.detail,
+  quiesce_ms(h.started_at) AS started_at, quiesce_ms(h.finished_at) AS finished_at`;
+
 /** $1 name, $2 host count, $3 batch spec, $4 batch size, $5 failure spec, $6 max failures,
  * $7 window, $8 max per group. */
 export const INSERT_WAVE = `

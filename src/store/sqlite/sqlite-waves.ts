@@ -11,6 +11,7 @@ import type {
   WaveDefinition,
   WaveHostInput,
   WaveHostRecord,
+  WaveHostSummary,
   WaveStore,
   WaveSummary,
   WaveWrite,
@@ -125,6 +126,14 @@ export class SqliteWaves implements WaveStore {
     );
   }
 
+  listHostSummaries(name: string): Promise<WaveHostSummary[]> {
+    return this.read("list a wave's hosts", () =>
+      (this.q.listHostSummaries.all(name) as SummaryValues[]).map((r) =>
+        summaryFromValues(name, r),
+      ),
+    );
+  }
+
   apply(writes: readonly WaveWrite[]): Promise<WaveWriteResult[]> {
     if (writes.length === 0) return Promise.resolve([]);
     return this.write("write wave state", (now) => writes.map((w) => this.applyOne(w, now)));
@@ -180,6 +189,35 @@ export class SqliteWaves implements WaveStore {
 }
 
 /** A host row read raw (an array in listHosts' column order) as a record, in one step. */
+/** A host row as listHostSummaries reads it (raw), in its SELECT's order. */
+type SummaryValues = [
+  string,
+  string | null,
+  string,
+  number,
+  string | null,
+  string | null,
+  string | null,
+  number | null,
+  number | null,
+];
+
+function summaryFromValues(wave: string, r: SummaryValues): WaveHostSummary {
+  if (!isHostState(r[2]))
+    throw new Error(`host ${r[0]} of wave ${wave} has an unknown state "${r[2]}"`);
+  return {
+    host: r[0],
+    group: r[1],
+    state: r[2],
+    attempts: r[3],
+    runId: r[4],
+    reason: r[5],
+    detail: r[6],
+    startedAt: r[7],
+    finishedAt: r[8],
+  };
+}
+
 function hostFromValues(r: HostValues): WaveHostRecord {
   if (!isHostState(r[4]))
     throw new Error(`host ${r[1]} of wave ${r[0]} has an unknown state "${r[4]}"`);
