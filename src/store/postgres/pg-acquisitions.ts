@@ -21,12 +21,16 @@ type Query = <R extends pg.QueryResultRow>(
  */
 export function acquisitions<R extends pg.QueryResultRow>(q: Query): GroupCommit<AcquireParams, R> {
   const one = async (params: AcquireParams): Promise<R> => {
-    const [row] = await q<R>("acquire a lease", sql.ACQUIRE, [...params]);
+    const [row] = await againAfterInsertRace(() =>
+      q<R>("acquire a lease", sql.ACQUIRE, [...params]),
+    );
     return row!;
   };
   const many = async (batch: readonly AcquireParams[]): Promise<R[]> => {
     const columns = batch[0]!.map((_, i) => batch.map((p) => p[i]));
-    const rows = await q<R & { ord: string }>("acquire leases", sql.ACQUIRE_MANY, columns);
+    const rows = await againAfterInsertRace(() =>
+      q<R & { ord: string }>("acquire leases", sql.ACQUIRE_MANY, columns),
+    );
     const byOrd = new Map(rows.map((r) => [Number(r.ord), r]));
     return batch.map((_, i) => {
       const r = byOrd.get(i + 1);
@@ -55,4 +59,33 @@ export function acquisitions<R extends pg.QueryResultRow>(q: Query): GroupCommit
       return out;
     },
   });
+}
+
+/** How many times a statement that lost the insert race below is sent; one more always does. */
+const INSERT_RACE_ATTEMPTS = 3;
+
+/**
+ * The first acquisitions of a new scope, sent at once from separate connections, each insert
+ * its lease row. ON CONFLICT's arbiter is the primary key, where the loser is meant to turn
+ * into the UPDATE that refuses it (the row is held), but quiesce_leases_fence (migration 0007,
+ * unique on scope, token and held) is a second unique index, which PostgreSQL checks without
+ * arbitration: when both inserts passed ON CONFLICT's first check before either was in the
+ * index, the loser fails with a unique violation on it once the winner commits. That
+ * statement changed nothing (it is its own transaction); sent again, it finds the winner's
+ * row and decides as ACQUIRE always does, a refusal or a place in line.
+ */
+async function againAfterInsertRace<T>(send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (e) {
+      if (attempt >= INSERT_RACE_ATTEMPTS || !lostInsertRace(e)) throw e;
+    }
+  }
+}
+
+function lostInsertRace(e: unknown): boolean {
+  const cause = (e as { cause?: { code?: unknown; constraint?: unknown } }).cause ?? e;
+  const pgErr = cause as { code?: unknown; constraint?: unknown };
+  return pgErr.code === "23505" && pgErr.constraint === "quiesce_leases_fence";
 }
