@@ -2,7 +2,7 @@
 // `quiesce --version` answers without loading the CLI; every other command runs from the CLI's
 // bundle, dist/cli/quiesce.cjs (quiesce-run.cjs for `run`), compiled from its V8 code cache
 // (scripts/bundle-cli.mjs), except `drill` and `serve`, which find files beside their own
-// modules in dist/src (ES modules, imported). This file is CommonJS (bin/package.json says
+// modules in dist/src (ES modules, imported), and any command under QUIESCE_DEBUG=1. This file is CommonJS (bin/package.json says
 // so): a CommonJS entry spares node its ES module loader, which `quiesce run` never needs.
 // Start-up time: see bench/startup.ts.
 "use strict";
@@ -16,7 +16,9 @@ const FROM_SOURCE_TREE = new Set(["drill", "serve"]);
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   process.stdout.write(`${require("../package.json").version}\n`);
-} else if (FROM_SOURCE_TREE.has(subcommand(args))) {
+} else if (FROM_SOURCE_TREE.has(subcommand(args)) || process.env.QUIESCE_DEBUG === "1") {
+  // QUIESCE_DEBUG=1 shows stack traces: from dist/src they name the functions and files that
+  // the bundles' shortened names would hide.
   import("../dist/src/cli/main.js").catch((e) => {
     process.stderr.write(`quiesce: ${e instanceof Error ? e.message : String(e)}\n`);
     process.exit(1);

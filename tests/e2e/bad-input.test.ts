@@ -153,6 +153,9 @@ describe("bad input", () => {
     });
     assert.equal(r.code, 1);
     assert.match(r.stderr, /\n\s+at /);
+    // From dist/src, not the bundle (whose local names are shortened): the frames name files.
+    assert.match(r.stderr, /dist\/src\/store\/postgres\/[\w-]+\.js:\d+/);
+    assert.doesNotMatch(r.stderr, /quiesce\.cjs/);
   });
 
   test("a file that is not a SQLite database: exit 2", async () => {
