@@ -63,22 +63,12 @@ export function waveFromRow(r: WaveRow): WaveRecord {
 }
 
 export function hostFromRow(r: WaveHostRow): WaveHostRecord {
-  if (!isHostState(r.state))
-    throw new Error(`host ${r.host} of wave ${r.wave} has an unknown state "${r.state}"`);
   return {
     wave: r.wave,
-    host: r.host,
     ordinal: Number(r.ordinal),
-    group: r.grp,
-    state: r.state,
-    attempts: Number(r.attempts),
-    runId: r.run_id,
     token: num(r.token),
-    reason: r.reason,
-    detail: r.detail,
-    startedAt: num(r.started_at),
-    finishedAt: num(r.finished_at),
     updatedAt: Number(r.updated_at),
+    ...hostSummaryFromRow(r.wave, r),
   };
 }
 

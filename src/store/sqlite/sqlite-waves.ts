@@ -126,11 +126,10 @@ export class SqliteWaves implements WaveStore {
     );
   }
 
+  /** listHosts' raw rows, mapped to less: SQLite reads a whole row as fast as part of one. */
   listHostSummaries(name: string): Promise<WaveHostSummary[]> {
     return this.read("list a wave's hosts", () =>
-      (this.q.listHostSummaries.all(name) as SummaryValues[]).map((r) =>
-        summaryFromValues(name, r),
-      ),
+      (this.q.listHosts.all(name) as HostValues[]).map(summaryFromValues),
     );
   }
 
@@ -188,52 +187,24 @@ export class SqliteWaves implements WaveStore {
   }
 }
 
-/** A host row read raw (an array in listHosts' column order) as a record, in one step. */
-/** A host row as listHostSummaries reads it (raw), in its SELECT's order. */
-type SummaryValues = [
-  string,
-  string | null,
-  string,
-  number,
-  string | null,
-  string | null,
-  string | null,
-  number | null,
-  number | null,
-];
-
-function summaryFromValues(wave: string, r: SummaryValues): WaveHostSummary {
-  if (!isHostState(r[2]))
-    throw new Error(`host ${r[0]} of wave ${wave} has an unknown state "${r[2]}"`);
-  return {
-    host: r[0],
-    group: r[1],
-    state: r[2],
-    attempts: r[3],
-    runId: r[4],
-    reason: r[5],
-    detail: r[6],
-    startedAt: r[7],
-    finishedAt: r[8],
-  };
-}
-
-function hostFromValues(r: HostValues): WaveHostRecord {
+/** The part of a raw host row (listHosts' column order) that `wave status` shows. */
+function summaryFromValues(r: HostValues): WaveHostSummary {
   if (!isHostState(r[4]))
     throw new Error(`host ${r[1]} of wave ${r[0]} has an unknown state "${r[4]}"`);
   return {
-    wave: r[0],
     host: r[1],
-    ordinal: r[2],
     group: r[3],
     state: r[4],
     attempts: r[5],
     runId: r[6],
-    token: r[7],
     reason: r[8],
     detail: r[9],
     startedAt: r[10],
     finishedAt: r[11],
-    updatedAt: r[12],
   };
+}
+
+/** A host row read raw (an array in listHosts' column order) as a record, in one step. */
+function hostFromValues(r: HostValues): WaveHostRecord {
+  return { wave: r[0], ordinal: r[2], token: r[7], updatedAt: r[12], ...summaryFromValues(r) };
 }

@@ -16,9 +16,6 @@ const SQL = {
   // time rows as objects take.
   listHosts: `SELECT wave, host, ordinal, grp, state, attempts, run_id, token, reason, detail,
       started_at, finished_at, updated_at FROM quiesce_wave_hosts WHERE wave = ? ORDER BY ordinal`,
-  // What `wave status` shows of each host (listHostSummaries), raw as listHosts.
-  listHostSummaries: `SELECT host, grp, state, attempts, run_id, reason, detail, started_at,
-      finished_at FROM quiesce_wave_hosts WHERE wave = ? ORDER BY ordinal`,
   getHostState: "SELECT state FROM quiesce_wave_hosts WHERE wave = ? AND host = ?",
   insertWave: `
       INSERT INTO quiesce_waves (name, host_count, batch_spec, batch_size, failure_spec, max_failures,
@@ -59,6 +56,5 @@ export function prepareWaveStatements(db: Database.Database): WaveStatements {
   for (const name of Object.keys(SQL) as (keyof typeof SQL)[])
     makers[name] = () => db.prepare(SQL[name]);
   makers.listHosts = () => db.prepare(SQL.listHosts).raw(true);
-  makers.listHostSummaries = () => db.prepare(SQL.listHostSummaries).raw(true);
   return preparedOnFirstUse(makers);
 }
