@@ -220,12 +220,14 @@ export class SqliteStore implements Store, LeaseStore {
 
   renew(items: readonly RenewItem[]): Promise<RenewOutcome> {
     if (items.length === 0) return Promise.resolve({ refused: new Set<string>() });
-    const payload = JSON.stringify(items.map((i) => [i.scope, i.token, i.ttlMs]));
     return this.write("renew leases", (now) => {
-      const changed = this.q.renew.run({ items: payload, now }).changes;
-      if (changed === items.length) return { refused: new Set<string>() };
-      const missed = this.q.renewMissed.all({ items: payload, now }) as { scope: string }[];
-      return { refused: new Set(missed.map((r) => r.scope)) };
+      const refused = new Set<string>();
+      const renew = this.q.renew;
+      for (const i of items) {
+        if (renew.run(now, now + i.ttlMs, i.ttlMs, i.scope, i.token, now).changes === 0)
+          refused.add(i.scope);
+      }
+      return { refused };
     });
   }
 

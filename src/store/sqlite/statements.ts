@@ -70,24 +70,14 @@ export function prepareStatements(db: Database.Database): Statements {
       SELECT at FROM quiesce_events
        WHERE run_id = ? AND scope = ? AND token = ? AND kind = 'lease.release_rejected'
        ORDER BY id DESC LIMIT 1`),
-    // One statement renews every lease of a keeper tick; the JSON array keeps it one bound
-    // parameter however many leases there are.
+    // One lease's renewal; a keeper tick runs it once per lease inside one transaction (one
+    // commit, one fsync). Run row by row, a 10,000-lease tick costs SQLite about a quarter fewer
+    // instructions than one UPDATE joined to json_each() of the same rows (callgrind), which
+    // parsed each row's JSON three times, and it needs no second query for the leases it missed.
     renew: () =>
       db.prepare(`
-      UPDATE quiesce_leases
-         SET heartbeat_at = :now, expires_at = :now + r.ttl_ms, ttl_ms = r.ttl_ms
-        FROM (SELECT value ->> 0 AS scope, value ->> 1 AS token, value ->> 2 AS ttl_ms
-                FROM json_each(:items)) AS r
-       WHERE quiesce_leases.scope = r.scope AND quiesce_leases.token = r.token
-         AND quiesce_leases.held = 1 AND quiesce_leases.expires_at > :now`),
-    // Only when the renewal touched fewer rows than asked: which ones did it miss? (Same
-    // transaction, so "renewed" is exactly "heartbeat_at = :now with our token".)
-    renewMissed: () =>
-      db.prepare(`
-      SELECT j.value ->> 0 AS scope FROM json_each(:items) AS j
-       WHERE NOT EXISTS (SELECT 1 FROM quiesce_leases l
-                          WHERE l.scope = j.value ->> 0 AND l.token = j.value ->> 1
-                            AND l.held = 1 AND l.heartbeat_at = :now)`),
+      UPDATE quiesce_leases SET heartbeat_at = ?, expires_at = ?, ttl_ms = ?
+       WHERE scope = ? AND token = ? AND held = 1 AND expires_at > ?`),
     release: () =>
       db.prepare(`
       UPDATE quiesce_leases
@@ -186,7 +176,6 @@ export type StatementName =
   | "listHeldTexts"
   | "upsertLease"
   | "renew"
-  | "renewMissed"
   | "release"
   | "setChild"
   | "markExpiryReported"
