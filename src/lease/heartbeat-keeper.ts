@@ -54,8 +54,9 @@ class WakeTimer {
 }
 
 /**
- * Renews every lease a process holds, in one store statement per tick (STYLE: self-rescheduling
- * timers, renewals never overlap, timers unref'd so they never keep a process alive).
+ * Renews every lease a process holds, in one store call (one commit) per tick (STYLE:
+ * self-rescheduling timers, renewals never overlap, timers unref'd so they never keep a process
+ * alive).
  *
  * Two timers:
  *  - the renewal timer wakes at the earliest due renewal and renews every lease due within
