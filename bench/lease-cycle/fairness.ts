@@ -15,6 +15,7 @@ const SCOPE = "bench:fairness";
 const CONTENDER = fileURLToPath(new URL("./contender.js", import.meta.url));
 const ADVISORY = fileURLToPath(new URL("./advisory-contender.js", import.meta.url));
 const RAW = fileURLToPath(new URL("./raw-contender.js", import.meta.url));
+const DOORBELL = fileURLToPath(new URL("./doorbell-contender.js", import.meta.url));
 
 export interface FairnessResult {
   backend: string;
@@ -52,6 +53,8 @@ export interface FairnessResult {
   lockReference: LockReference | null;
   /** On PostgreSQL: the same handoff with our statements sent by hand (raw-contender.ts). */
   rawReference: RawReference | null;
+  /** On PostgreSQL: the same statements, woken by a doorbell in the server (doorbell-contender.ts). */
+  doorbellReference: RawReference | null;
   /** The disk right after the run: an fsync after a hold's worth of idle, and back to back. */
   disk: IdleFsync;
   perProcess: Record<string, number>;
@@ -75,23 +78,26 @@ export async function measureFairness(
 ): Promise<FairnessResult> {
   await (await openTarget(t)).close(); // schema in place before the children race to create it
   const results = await runContenders(CONTENDER, [t.url, SCOPE, String(HOLD_MS)], seconds);
-  const rawReference =
+  const byHand = async (script: string, suffix: string) =>
     t.backend === "postgres"
       ? cycleOf(
           analyse(
             t.backend,
             seconds,
-            await runContenders(RAW, [t.url, `${SCOPE}-raw`, String(HOLD_MS)], seconds),
+            await runContenders(script, [t.url, `${SCOPE}-${suffix}`, String(HOLD_MS)], seconds),
             "token",
           ),
         )
       : null;
+  const rawReference = await byHand(RAW, "raw");
+  const doorbellReference = await byHand(DOORBELL, "doorbell");
   const disk = await probeIdleFsync(dir, HOLD_MS);
   return {
     ...analyse(t.backend, seconds, results, "token"),
     reference,
     lockReference,
     rawReference,
+    doorbellReference,
     disk,
   };
 }
@@ -291,7 +297,10 @@ function analyse(
   seconds: number,
   results: Extract<ContenderMessage, { type: "done" }>[],
   order: "token" | "acquiredAt",
-): Omit<FairnessResult, "reference" | "lockReference" | "rawReference" | "disk"> {
+): Omit<
+  FairnessResult,
+  "reference" | "lockReference" | "rawReference" | "doorbellReference" | "disk"
+> {
   const log: Acquisition[] = results.flatMap((r) => r.log).sort((a, b) => a[order] - b[order]);
   let handoffs = 0;
   let gaps = 0;
@@ -389,6 +398,17 @@ export function printFairness(r: FairnessResult): void {
               "",
             ],
           ]),
+      ...(r.doorbellReference === null
+        ? []
+        : [
+            [
+              "  the same, woken by a doorbell in the server",
+              fmt(r.doorbellReference.perSec, 1),
+              `${fmt(r.doorbellReference.perSec / ideal, 2)}x the hold-time bound`,
+              "",
+              "",
+            ],
+          ]),
       [
         "handoffs (next holder is another process)",
         `${fmt(r.handoffPct, 1)} %`,
@@ -461,6 +481,13 @@ export function printFairness(r: FairnessResult): void {
       `our SQL sent by hand (the store's ACQUIRE, PEEK, RELEASE; a LISTEN client; no library), same processes and holds: ${fmt(1000 / raw.perSec, 2)} ms = hold ${fmt(raw.meanHoldMs, 2)} + release ${fmt(raw.meanReleaseMs, 2)} + idle ${fmt(raw.meanIdleGapMs, 2)} ms; ${fmt(raw.handoffPct, 1)} % handoffs; contenders' CPU per acquisition ${fmt(raw.cpuMsPerAcquisition, 2)} ms`,
     );
     for (const e of raw.errors) note(`raw contender error: ${e}`);
+  }
+  const bell = r.doorbellReference;
+  if (bell !== null) {
+    note(
+      `the same statements with a doorbell in the server instead of a notice and a re-read (the holder keeps an advisory lock that its RELEASE gives up before committing; the waiter blocks on it in a function whose FOR KEY SHARE read returns once the grant is durable): ${fmt(1000 / bell.perSec, 2)} ms = hold ${fmt(bell.meanHoldMs, 2)} + release ${fmt(bell.meanReleaseMs, 2)} + idle ${fmt(bell.meanIdleGapMs, 2)} ms; ${fmt(bell.handoffPct, 1)} % handoffs; contenders' CPU per acquisition ${fmt(bell.cpuMsPerAcquisition, 2)} ms`,
+    );
+    for (const e of bell.errors) note(`doorbell contender error: ${e}`);
   }
   note(
     `the disk just after: an fsync after ${r.disk.pauseMs} ms idle (what each handoff's first commit follows) ${fmt(r.disk.idleMedianUs)} us median, ${fmt(r.disk.idleP90Us)} us p90; back to back ${fmt(r.disk.hotMedianUs)} us`,
