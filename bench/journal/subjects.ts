@@ -1,5 +1,6 @@
 import Database from "better-sqlite3";
 import pg from "pg";
+import { pgClientConfig } from "../lib/bench-env.js";
 import { EffectState } from "../../src/domain/effect-state.js";
 import { contentOf, sealEffect, type EffectContent } from "../../src/domain/journal-record.js";
 import { Journal } from "../../src/journal/journal.js";
@@ -192,14 +193,7 @@ export function rawSqliteSubject(path: string, runs: number, tag: string): Subje
 /** Raw SQL on PostgreSQL: the journal's own statement text through a bare pg pool of
  * `runs` connections, each transition an autocommit statement (the server groups commits). */
 export async function rawPgSubject(url: string, runs: number, tag: string): Promise<Subject> {
-  const u = new URL(url);
-  const schema = u.searchParams.get("schema") ?? "public";
-  u.searchParams.delete("schema");
-  const pool = new pg.Pool({
-    connectionString: u.toString(),
-    max: Math.max(1, runs),
-    options: `-c search_path=${schema}`,
-  });
+  const pool = new pg.Pool({ ...pgClientConfig(url).config, max: Math.max(1, runs) });
   const token = 1;
   await pool.query(
     `INSERT INTO quiesce_leases (scope, token, held, ttl_ms, acquired_at, heartbeat_at, expires_at, expiry_reported)

@@ -20,7 +20,8 @@
 import pg from "pg";
 import * as sql from "../../src/store/postgres/pg-statements.js";
 import { wakeChannel } from "../../src/store/postgres/pg-wakeups.js";
-import { ownerArgs } from "../../src/store/postgres/pg-store.js";
+import { acquisitionDetail, ownerArgs } from "../../src/store/postgres/pg-store.js";
+import { pgClientConfig } from "../lib/bench-env.js";
 import { formatDuration } from "../../src/domain/duration.js";
 import { TICKET_TTL_MS } from "../../src/lease/wait-queue.js";
 import { contend } from "./contender-loop.js";
@@ -37,14 +38,8 @@ if (!storeUrl || !scope || !process.send) {
 }
 const holdMs = Number(holdArg ?? 5);
 
-const u = new URL(storeUrl);
-const schema = u.searchParams.get("schema") ?? "public";
-u.searchParams.delete("schema");
-const client = new pg.Client({
-  connectionString: u.toString(),
-  options: `-c search_path=${schema}`,
-  application_name: "quiesce-bench-doorbell-handoff",
-});
+const { config, schema } = pgClientConfig(storeUrl, "quiesce-bench-doorbell-handoff");
+const client = new pg.Client(config);
 await client.connect();
 const channel = wakeChannel(schema);
 
@@ -81,12 +76,7 @@ await client.query("COMMIT");
 const bell = (await client.query<{ k: string }>("SELECT hashtext($1)::bigint AS k", [scope]))
   .rows[0]!.k;
 const o = benchOwner(scope);
-const detail = JSON.stringify({
-  system: o.system,
-  ttlMs: TTL_MS,
-  command: o.command,
-  note: o.note,
-});
+const detail = acquisitionDetail(o, TTL_MS);
 // RELEASE as the store sends it (events, the notice to the head ticket), and the bell given up
 // once its UPDATE has run (the final SELECT reads `rel`), before the commit.
 const finalSelect = "SELECT count(*)::int AS n FROM rel";

@@ -358,6 +358,11 @@ function analyse(
 export function printFairness(r: FairnessResult): void {
   const name = r.backend === "sqlite" ? "SQLite" : "PostgreSQL";
   const ideal = 1000 / r.holdMs;
+  /** A reference's rate beside ours, when it ran. */
+  const referenceRow = (label: string, ref: RawReference | null): string[][] =>
+    ref === null
+      ? []
+      : [[label, fmt(ref.perSec, 1), `${fmt(ref.perSec / ideal, 2)}x the hold-time bound`, "", ""]];
   table(
     `2. Fairness, ${name}: ${r.processes} processes, tryAcquire({ wait: "30s" }), hold ${r.holdMs} ms, ${fmt(r.seconds, 1)} s`,
     ["", "ours", "baseline", "target", ""],
@@ -376,39 +381,9 @@ export function printFairness(r: FairnessResult): void {
           r.perSec >= 0.7 * ideal,
         ),
       ],
-      ...(r.lockReference === null
-        ? []
-        : [
-            [
-              "  the same contention through pg_advisory_lock",
-              fmt(r.lockReference.perSec, 1),
-              `${fmt(r.lockReference.perSec / ideal, 2)}x the hold-time bound`,
-              "",
-              "",
-            ],
-          ]),
-      ...(r.rawReference === null
-        ? []
-        : [
-            [
-              "  the same handoff, our SQL sent by hand",
-              fmt(r.rawReference.perSec, 1),
-              `${fmt(r.rawReference.perSec / ideal, 2)}x the hold-time bound`,
-              "",
-              "",
-            ],
-          ]),
-      ...(r.doorbellReference === null
-        ? []
-        : [
-            [
-              "  the same, woken by a doorbell in the server",
-              fmt(r.doorbellReference.perSec, 1),
-              `${fmt(r.doorbellReference.perSec / ideal, 2)}x the hold-time bound`,
-              "",
-              "",
-            ],
-          ]),
+      ...referenceRow("  the same contention through pg_advisory_lock", r.lockReference),
+      ...referenceRow("  the same handoff, our SQL sent by hand", r.rawReference),
+      ...referenceRow("  the same, woken by a doorbell in the server", r.doorbellReference),
       [
         "handoffs (next holder is another process)",
         `${fmt(r.handoffPct, 1)} %`,

@@ -13,7 +13,8 @@ import { performance } from "node:perf_hooks";
 import pg from "pg";
 import * as sql from "../../src/store/postgres/pg-statements.js";
 import { wakeChannel } from "../../src/store/postgres/pg-wakeups.js";
-import { ownerArgs } from "../../src/store/postgres/pg-store.js";
+import { acquisitionDetail, ownerArgs } from "../../src/store/postgres/pg-store.js";
+import { pgClientConfig } from "../lib/bench-env.js";
 import { formatDuration } from "../../src/domain/duration.js";
 import { TICKET_TTL_MS, SAFETY_POLL_MS } from "../../src/lease/wait-queue.js";
 import { contend } from "./contender-loop.js";
@@ -28,14 +29,7 @@ if (!storeUrl || !scope || !process.send) {
 }
 const holdMs = Number(holdArg ?? 5);
 
-const u = new URL(storeUrl);
-const schema = u.searchParams.get("schema") ?? "public";
-u.searchParams.delete("schema");
-const config = {
-  connectionString: u.toString(),
-  options: `-c search_path=${schema}`,
-  application_name: "quiesce-bench-raw-handoff",
-};
+const { config, schema } = pgClientConfig(storeUrl, "quiesce-bench-raw-handoff");
 const client = new pg.Client(config);
 const listener = new pg.Client(config);
 await client.connect();
@@ -55,12 +49,7 @@ listener.on("notification", (m) => {
 await listener.query(`LISTEN "${channel}"`);
 
 const o = benchOwner(scope);
-const detail = JSON.stringify({
-  system: o.system,
-  ttlMs: TTL_MS,
-  command: o.command,
-  note: o.note,
-});
+const detail = acquisitionDetail(o, TTL_MS);
 
 /** Acquire-or-queue, then wait for the grant: the lease's token. */
 async function take(): Promise<string> {

@@ -3,6 +3,8 @@ import * as lib from "../../src/store/postgres/pg-statements.js";
 import type { LeaseOwner } from "../../src/domain/lease.js";
 import { formatDuration } from "../../src/domain/duration.js";
 import { wakeChannel } from "../../src/store/postgres/pg-wakeups.js";
+import { acquisitionDetail } from "../../src/store/postgres/pg-store.js";
+import { pgClientConfig } from "../lib/bench-env.js";
 
 /**
  * The baseline: the PostgreSQL backend's ACQUIRE and RELEASE statements, copied from
@@ -136,21 +138,10 @@ export async function openRawPg(
   /** Named (server-side prepared) statements: parsed and planned once per connection. */
   prepared = false,
 ): Promise<RawPg> {
-  const u = new URL(storeUrl);
-  const schema = u.searchParams.get("schema") ?? "public";
-  u.searchParams.delete("schema");
-  const client = new pg.Client({
-    connectionString: u.toString(),
-    options: `-c search_path=${schema}`,
-    application_name: "quiesce-bench-raw",
-  });
+  const { config, schema } = pgClientConfig(storeUrl, "quiesce-bench-raw");
+  const client = new pg.Client(config);
   await client.connect();
-  const detail = JSON.stringify({
-    system: owner.system,
-    ttlMs,
-    command: owner.command,
-    note: owner.note,
-  });
+  const detail = acquisitionDetail(owner, ttlMs);
   const o = owner;
   return {
     cycle: async () => {

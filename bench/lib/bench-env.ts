@@ -17,6 +17,27 @@ export function pgStoreUrl(serverUrl: string): string {
   return u.toString();
 }
 
+/**
+ * What a bare node-postgres client needs to reach the store at `storeUrl`: the URL without its
+ * `?schema=`, that schema as the search path. For the references that send our SQL by hand.
+ */
+export function pgClientConfig(
+  storeUrl: string,
+  applicationName?: string,
+): { config: pg.ClientConfig; schema: string } {
+  const u = new URL(storeUrl);
+  const schema = u.searchParams.get("schema") ?? "public";
+  u.searchParams.delete("schema");
+  return {
+    schema,
+    config: {
+      connectionString: u.toString(),
+      options: `-c search_path=${schema}`,
+      application_name: applicationName,
+    },
+  };
+}
+
 export async function pgQuery<R extends pg.QueryResultRow>(
   serverUrl: string,
   text: string,

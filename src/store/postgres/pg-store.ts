@@ -140,19 +140,12 @@ export class PgStore implements Store, LeaseStore {
   }
 
   async acquire(req: AcquireRequest): Promise<AcquireOutcome> {
-    const o = req.owner;
-    const detail = JSON.stringify({
-      system: o.system,
-      ttlMs: req.ttlMs,
-      command: o.command,
-      note: o.note,
-    });
     const params: AcquireParams = [
       req.scope,
       req.ticket,
-      ...ownerArgs(o),
+      ...ownerArgs(req.owner),
       req.ttlMs,
-      detail,
+      acquisitionDetail(req.owner, req.ttlMs),
       formatDuration(req.ttlMs),
       req.ticket === null ? (req.queueTtlMs ?? null) : null,
     ];
@@ -525,6 +518,11 @@ prepareNamed({
 });
 
 /** $3..$12 of ACQUIRE and TAKE_OVER: the owner's columns, in table order. */
+/** The `lease.acquired` event's detail for ACQUIRE (its $14), as JSON text. */
+export function acquisitionDetail(o: LeaseOwner, ttlMs: number): string {
+  return JSON.stringify({ system: o.system, ttlMs, command: o.command, note: o.note });
+}
+
 export function ownerArgs(o: LeaseOwner): unknown[] {
   return [
     o.runId,
