@@ -41,6 +41,13 @@ export function createPool(target: PgTarget): pg.Pool {
   pool.on("error", () => {
     /* an idle client died; the pool replaces it on the next query */
   });
+  // A new connection is handed to its caller from inside the read that brought its
+  // ReadyForQuery, and the caller's own error listener (onBorrowed) comes a moment later. If the
+  // server ended the session in that same read (pg_terminate_backend as it connects), the
+  // connection's 'error' would have no listener and crash the process. This one stays for the
+  // connection's life; the error itself is not lost: the connection is no longer queryable, so
+  // the caller's statement fails as a store error and the pool drops it when it comes back.
+  pool.on("connect", (client) => client.on("error", () => undefined));
   return pool;
 }
 
