@@ -23,6 +23,14 @@ export interface LeaseOwner {
   note: string | null;
 }
 
+/** The detail of a `lease.acquired` event, the same on every backend (`quiesce events --json`). */
+export function acquiredEventDetail(
+  o: LeaseOwner,
+  ttlMs: number,
+): Pick<LeaseOwner, "system" | "command" | "note"> & { ttlMs: number } {
+  return { system: o.system, ttlMs, command: o.command, note: o.note };
+}
+
 /** A lease as stored. Times are epoch milliseconds on the store's clock (I10). */
 export interface LeaseRecord {
   scope: string;

@@ -72,6 +72,27 @@ export async function defineLeaseStoreContract(backend: Backend): Promise<void> 
         assert.deepEqual(got.lease, r.lease);
       }));
 
+    test("an acquisition logs lease.acquired with the same detail on every backend", () =>
+      withStore("acq-event", async (store) => {
+        const r = await store.leases.acquire({
+          scope: "s",
+          ttlMs: 5000,
+          owner: owner("r1", { system: "patcher", command: "./patch.sh", note: "n" }),
+          ticket: null,
+        });
+        assert.ok(r.ok);
+        const [ev] = (await store.events.list({ scope: "s" })).filter(
+          (e) => e.kind === EventKind.LeaseAcquired,
+        );
+        assert.equal(ev?.token, 1);
+        assert.deepEqual(ev?.detail, {
+          system: "patcher",
+          ttlMs: 5000,
+          command: "./patch.sh",
+          note: "n",
+        });
+      }));
+
     test("listLeases gives the held leases in scope order, each as getLease reads it", () =>
       withStore("list", async (store) => {
         const empty = await store.leases.listLeases();

@@ -10,7 +10,7 @@ import {
 import type { OwnerActivity } from "../../domain/probe-verdicts.js";
 import { fenceFailure } from "../../domain/fencing.js";
 import { handBackReason } from "../../domain/lease-grant.js";
-import type { LeaseOwner, LeaseRecord } from "../../domain/lease.js";
+import { acquiredEventDetail, type LeaseOwner, type LeaseRecord } from "../../domain/lease.js";
 import {
   eventFromRow,
   LEASE_LIST_COLUMNS,
@@ -517,12 +517,12 @@ prepareNamed({
   now: sql.NOW,
 });
 
-/** $3..$12 of ACQUIRE and TAKE_OVER: the owner's columns, in table order. */
 /** The `lease.acquired` event's detail for ACQUIRE (its $14), as JSON text. */
 export function acquisitionDetail(o: LeaseOwner, ttlMs: number): string {
-  return JSON.stringify({ system: o.system, ttlMs, command: o.command, note: o.note });
+  return JSON.stringify(acquiredEventDetail(o, ttlMs));
 }
 
+/** $3..$12 of ACQUIRE and TAKE_OVER: the owner's columns, in table order. */
 export function ownerArgs(o: LeaseOwner): unknown[] {
   return [
     o.runId,

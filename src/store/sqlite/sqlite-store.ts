@@ -9,7 +9,7 @@ import {
 import type { OwnerActivity } from "../../domain/probe-verdicts.js";
 import { fenceFailure } from "../../domain/fencing.js";
 import { grantedMessage, handBackReason } from "../../domain/lease-grant.js";
-import type { LeaseOwner, LeaseRecord } from "../../domain/lease.js";
+import { acquiredEventDetail, type LeaseOwner, type LeaseRecord } from "../../domain/lease.js";
 import {
   eventFromRow,
   leaseFromListRow,
@@ -180,7 +180,7 @@ export class SqliteStore implements Store, LeaseStore {
         host: o.host,
         pid: o.pid,
         message: `acquired with token ${token} for ${formatDuration(req.ttlMs)}`,
-        detail: { system: o.system, ttlMs: req.ttlMs, command: o.command, note: o.note },
+        detail: acquiredEventDetail(o, req.ttlMs),
       });
       const lease = leaseFromRow(this.q.getLease.get(req.scope) as LeaseRow);
       if (!lease) throw new Error("lease row vanished inside its own transaction");
